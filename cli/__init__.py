@@ -1,0 +1,1 @@
+"""The `nav` command line: agent REPL, gateway, simulator and scenario harness."""

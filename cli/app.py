@@ -1,0 +1,56 @@
+"""The `nav` typer application: wiring only.
+
+Each command group lives in its own module and imports its heavy dependencies
+inside the command, so `nav --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
+import typer
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="nav",
+    help="Operate a Navigator cluster with an LLM agent.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _package_version() -> str:
+    try:
+        return version("nav-agent")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0+unknown"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"nav {_package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Show the version and exit.",
+            callback=_show_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Operate a Navigator cluster with an LLM agent."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,1 @@
+"""Provider-neutral model, wire contract and the client-side agent."""

@@ -1,0 +1,31 @@
+"""Exceptions raised by nav-agent.
+
+    NavAgentError
+    ├── InvalidMessageError   a protobuf message or request that cannot be represented
+    └── ChatFailedError       a completion ended with an error event (carries ChatError)
+
+Layers add their own subclasses next to the code that raises them; this module
+holds only what more than one layer needs.
+"""
+
+from __future__ import annotations
+
+from navagent.core.events import ChatError
+
+__all__ = ["ChatFailedError", "InvalidMessageError", "NavAgentError"]
+
+
+class NavAgentError(Exception):
+    """Base class for every error nav-agent raises on purpose."""
+
+
+class InvalidMessageError(NavAgentError, ValueError):
+    """A request or message that breaks the contract; the text names the field."""
+
+
+class ChatFailedError(NavAgentError):
+    """A streamed completion ended with an error instead of a final message."""
+
+    def __init__(self, error: ChatError) -> None:
+        super().__init__(error.message)
+        self.error = error

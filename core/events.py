@@ -1,0 +1,123 @@
+"""Neutral stream events: what one streamed completion produces.
+
+A well-formed stream is zero or more deltas (`TextDelta`, `ThinkingDelta`,
+`ToolCallStart`), then at most one `TurnEnd`, then exactly one terminal event:
+`MessageComplete` on success or `StreamError` on failure. Nothing follows a
+terminal event.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from navagent.core.messages import AssistantMessage, FrozenModel
+
+__all__ = [
+    "ChatError",
+    "ErrorCode",
+    "FinishReason",
+    "MessageComplete",
+    "StreamError",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallStart",
+    "TurnEnd",
+    "Usage",
+    "is_terminal",
+]
+
+ErrorCode = Literal[
+    "rate_limited",
+    "overloaded",
+    "auth",
+    "invalid_request",
+    "upstream_unavailable",
+    "timeout",
+    "cancelled",
+    "internal",
+]
+"""Stable, machine-readable failure classes (`ChatError.code` on the wire)."""
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "other"]
+"""Why the model stopped, normalised across providers."""
+
+
+class TextDelta(FrozenModel):
+    """A piece of visible text, as it arrived."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(FrozenModel):
+    """A piece of reasoning text, as it arrived."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class ToolCallStart(FrozenModel):
+    """A tool call whose name is known; its arguments are still streaming."""
+
+    kind: Literal["tool_call_start"] = "tool_call_start"
+    index: int
+    """Position in the final message's `tool_calls` (ours, not the vendor's index)."""
+    id: str
+    name: str
+
+
+class Usage(FrozenModel):
+    """Token counts for one completion."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class TurnEnd(FrozenModel):
+    """Why the model stopped and what it cost; sent just before `MessageComplete`."""
+
+    kind: Literal["turn_end"] = "turn_end"
+    finish_reason: FinishReason
+    provider_finish_reason: str = ""
+    """The provider's own value, e.g. "end_turn", "tool_use" or "tool_calls"."""
+    usage: Usage = Usage()
+
+
+class MessageComplete(FrozenModel):
+    """The final assistant message: full text and every tool call complete."""
+
+    kind: Literal["message"] = "message"
+    message: AssistantMessage
+
+
+class ChatError(FrozenModel):
+    """Why a completion failed; short, useful, and free of secrets."""
+
+    message: str
+    status_code: int | None = None
+    """The upstream HTTP status where there is one."""
+    code: ErrorCode = "internal"
+    retryable: bool = False
+    """True when sending the same request again later may succeed."""
+
+
+class StreamError(FrozenModel):
+    """The completion failed; no final message follows."""
+
+    kind: Literal["error"] = "error"
+    error: ChatError
+
+
+StreamEvent = Annotated[
+    TextDelta | ThinkingDelta | ToolCallStart | TurnEnd | MessageComplete | StreamError,
+    Field(discriminator="kind"),
+]
+"""Any neutral stream event, discriminated on `kind`."""
+
+
+def is_terminal(event: StreamEvent) -> bool:
+    """Return True for the events that end a stream (final message or error)."""
+    return isinstance(event, MessageComplete | StreamError)

@@ -1,0 +1,146 @@
+"""The provider-neutral conversation model.
+
+Every layer speaks these types: the agent builds them, the gateway translates
+them to and from provider wire formats, and `navagent.core.convert` maps them
+to the `navigator.chat.v1` protobuf messages. They are frozen so a history can
+be shared between the agent, the session store and a pending request without
+copies going stale.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "AssistantMessage",
+    "ChatRequest",
+    "Message",
+    "SystemMessage",
+    "ThinkingPart",
+    "Tool",
+    "ToolCall",
+    "ToolResultMessage",
+    "UserMessage",
+]
+
+DEFAULT_ROUTING_HINT = "agent"
+
+
+class FrozenModel(BaseModel):
+    """Base for neutral types: immutable, and unknown fields are an error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(FrozenModel):
+    """One call the model asked for."""
+
+    id: str
+    """Provider-issued id; the matching tool result carries it back."""
+    name: str
+    """Tool name, as offered in the request."""
+    arguments: str = "{}"
+    """Arguments exactly as the model produced them: a JSON object string.
+
+    Kept raw, not parsed, because a model can emit invalid JSON and the agent
+    must be able to tell it so. Empty arguments mean the empty object.
+    """
+
+    @field_validator("arguments")
+    @classmethod
+    def _empty_means_empty_object(cls, arguments: str) -> str:
+        return arguments or "{}"
+
+    def parsed_arguments(self) -> dict[str, Any] | None:
+        """Return the arguments as a dict, or None when they are not a JSON object."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+class ThinkingPart(FrozenModel):
+    """A reasoning block, kept so it can be sent back on the next request.
+
+    Anthropic requires the thinking blocks of the last assistant turn, with
+    their signatures, to be replayed unchanged when tool results follow.
+    """
+
+    text: str = ""
+    """The (possibly summarised) reasoning text."""
+    signature: str = ""
+    """Opaque provider signature that authenticates `text`."""
+    redacted_data: str = ""
+    """Encrypted content of a redacted block; set instead of `text`."""
+
+
+class SystemMessage(FrozenModel):
+    """Instructions for the model."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(FrozenModel):
+    """What the user typed."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(FrozenModel):
+    """A completed model turn: text, tool calls, or both."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    """Visible text; empty when the model only called tools."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Calls to run, in the order the model made them."""
+    thinking: tuple[ThinkingPart, ...] = ()
+    """Reasoning blocks in the order received; replayed before text and calls."""
+
+    @property
+    def is_empty(self) -> bool:
+        """True for a completion with no text and no tool calls."""
+        return not self.content and not self.tool_calls
+
+
+class ToolResultMessage(FrozenModel):
+    """The outcome of one tool call, sent back to the model."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    """Id of the `ToolCall` this answers."""
+    content: str
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
+    Field(discriminator="role"),
+]
+"""Any conversation message, discriminated on `role`."""
+
+
+class Tool(FrozenModel):
+    """A function the model may call."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    """JSON Schema of the arguments object."""
+
+
+class ChatRequest(FrozenModel):
+    """One completion request, as the gateway receives it."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[Tool, ...] = ()
+    routing_hint: str = DEFAULT_ROUTING_HINT
+    """Selects the route; the empty hint is normalised to "agent"."""
+    max_tokens: int | None = None
+    """Upper bound on output tokens; providers that need one get a default."""
+    temperature: float | None = None

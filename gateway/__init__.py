@@ -1,0 +1,1 @@
+"""The Chat gRPC gateway: routes, provider translators and upstream HTTP."""

@@ -1,0 +1,214 @@
+"""Neutral model <-> protobuf conversion."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from navagent.core._proto import chat_pb2 as pb
+from navagent.core.convert import (
+    event_from_proto,
+    event_to_proto,
+    request_from_proto,
+    request_to_proto,
+)
+from navagent.core.errors import InvalidMessageError
+from navagent.core.events import (
+    ChatError,
+    MessageComplete,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStart,
+    TurnEnd,
+    Usage,
+)
+from navagent.core.messages import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    ThinkingPart,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+text = st.text(max_size=40)
+ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=12)
+json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+tool_calls = st.builds(
+    ToolCall,
+    id=ids,
+    name=ids,
+    arguments=st.dictionaries(text, json_values, max_size=3).map(json.dumps) | text,
+)
+thinking = st.builds(ThinkingPart, text=text, signature=text, redacted_data=text)
+messages: st.SearchStrategy[Message] = st.one_of(
+    st.builds(SystemMessage, content=text),
+    st.builds(UserMessage, content=text),
+    st.builds(
+        AssistantMessage,
+        content=text,
+        tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+        thinking=st.lists(thinking, max_size=2).map(tuple),
+    ),
+    st.builds(ToolResultMessage, tool_call_id=ids, content=text),
+)
+tools = st.builds(
+    Tool,
+    name=ids,
+    description=text,
+    parameters=st.dictionaries(text, json_values, max_size=3),
+)
+requests = st.builds(
+    ChatRequest,
+    messages=st.lists(messages, min_size=1, max_size=6).map(tuple),
+    tools=st.lists(tools, max_size=3).map(tuple),
+    routing_hint=ids,
+    max_tokens=st.none() | st.integers(1, 2**32 - 1),
+    temperature=st.none() | st.floats(0, 2, allow_nan=False),
+)
+usages = st.builds(Usage, input_tokens=st.integers(0, 2**40), output_tokens=st.integers(0, 2**40))
+errors = st.builds(
+    ChatError,
+    message=text,
+    status_code=st.none() | st.integers(100, 599),
+    code=st.sampled_from(
+        [
+            "rate_limited",
+            "overloaded",
+            "auth",
+            "invalid_request",
+            "upstream_unavailable",
+            "timeout",
+            "cancelled",
+            "internal",
+        ]
+    ),
+    retryable=st.booleans(),
+)
+events: st.SearchStrategy[StreamEvent] = st.one_of(
+    st.builds(TextDelta, text=text),
+    st.builds(ThinkingDelta, text=text),
+    st.builds(ToolCallStart, index=st.integers(0, 64), id=ids, name=ids),
+    st.builds(
+        TurnEnd,
+        finish_reason=st.sampled_from(["stop", "tool_calls", "length", "content_filter", "other"]),
+        provider_finish_reason=text,
+        usage=usages,
+    ),
+    st.builds(
+        MessageComplete,
+        message=st.builds(
+            AssistantMessage,
+            content=text,
+            tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+            thinking=st.lists(thinking, max_size=2).map(tuple),
+        ),
+    ),
+    st.builds(StreamError, error=errors),
+)
+
+
+@settings(max_examples=500)
+@given(requests)
+def test_request_round_trips_through_protobuf(request: ChatRequest) -> None:
+    wire = request_to_proto(request).SerializeToString()
+    assert request_from_proto(pb.ChatStreamRequest.FromString(wire)) == request
+
+
+@settings(max_examples=500)
+@given(events)
+def test_event_round_trips_through_protobuf(event: StreamEvent) -> None:
+    wire = event_to_proto(event).SerializeToString()
+    assert event_from_proto(pb.ChatStreamEvent.FromString(wire)) == event
+
+
+def test_empty_routing_hint_means_agent() -> None:
+    request = pb.ChatStreamRequest(messages=[pb.ChatMessage(role="user", content="hi")])
+    assert request_from_proto(request).routing_hint == "agent"
+
+
+def test_empty_tool_call_arguments_mean_empty_object() -> None:
+    request = pb.ChatStreamRequest(
+        messages=[
+            pb.ChatMessage(role="assistant", tool_calls=[pb.ToolCall(id="c1", name="t")]),
+        ]
+    )
+    (message,) = request_from_proto(request).messages
+    assert isinstance(message, AssistantMessage)
+    assert message.tool_calls[0].arguments == "{}"
+
+
+def _request(*messages: pb.ChatMessage, **fields: Any) -> pb.ChatStreamRequest:
+    return pb.ChatStreamRequest(messages=list(messages), **fields)
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (_request(), "messages: a request needs at least one message"),
+        (_request(pb.ChatMessage(role="robot")), "messages[0]: unknown role 'robot'"),
+        (_request(pb.ChatMessage(role="tool", content="x")), "messages[0]: a tool message needs"),
+        (
+            _request(
+                pb.ChatMessage(role="user"),
+                pb.ChatMessage(role="user", tool_calls=[pb.ToolCall(id="a", name="b")]),
+            ),
+            "messages[1]: only assistant messages may carry tool_calls",
+        ),
+        (
+            _request(pb.ChatMessage(role="assistant", tool_calls=[pb.ToolCall(name="b")])),
+            "messages[0].tool_calls[0]: a tool call needs an id and a name",
+        ),
+        (
+            _request(
+                pb.ChatMessage(role="user"),
+                tools=[pb.Tool(name="t", parameters_schema="{not json")],
+            ),
+            "tools[0] (t): parameters_schema is not valid JSON",
+        ),
+        (
+            _request(
+                pb.ChatMessage(role="user"), tools=[pb.Tool(name="t", parameters_schema="[]")]
+            ),
+            "tools[0] (t): parameters_schema must be a JSON object",
+        ),
+        (_request(pb.ChatMessage(role="user"), max_tokens=0), "max_tokens: must be at least 1"),
+    ],
+    ids=[
+        "no-messages",
+        "bad-role",
+        "tool-without-id",
+        "user-with-calls",
+        "call-without-id",
+        "schema-not-json",
+        "schema-not-object",
+        "zero-max-tokens",
+    ],
+)
+def test_invalid_request_names_the_field(request_: pb.ChatStreamRequest, expected: str) -> None:
+    with pytest.raises(InvalidMessageError, match=re.escape(expected)):
+        request_from_proto(request_)
+
+
+def test_unknown_event_kind_is_skipped() -> None:
+    assert event_from_proto(pb.ChatStreamEvent()) is None
+
+
+def test_error_without_code_from_old_gateway_is_internal() -> None:
+    event = event_from_proto(pb.ChatStreamEvent(error=pb.ChatError(message="boom")))
+    assert event == StreamError(error=ChatError(message="boom", code="internal"))
