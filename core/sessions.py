@@ -383,4 +383,4 @@ def _preview(body: str | None) -> str:
     except ValidationError:
         return ""
     text = " ".join(message.content.split()) if isinstance(message, UserMessage) else ""
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1].rstrip() + "…"
