@@ -151,8 +151,11 @@ class GrpcChatClient:
         self._token = ""
         if bearer_token is not None:
             token = bearer_token.strip()
-            if not token or any(char.isspace() for char in token):
-                raise GatewayConfigError("the bearer token is empty or contains whitespace")
+            # gRPC metadata values must be printable ASCII without spaces.
+            if not token or not (token.isascii() and token.isprintable()) or " " in token:
+                raise GatewayConfigError(
+                    "the bearer token is empty or contains whitespace or non-ASCII characters"
+                )
             self._token = token
             self._metadata = (("authorization", f"Bearer {token}"),)
         self._credentials = _channel_credentials(tls) if tls is not None else None
@@ -259,6 +262,10 @@ class GrpcChatClient:
             )
         except grpc.aio.AioRpcError as exc:
             return self._redacted(error_from_status(exc.code(), exc.details(), target=self._target))
+        except Exception as exc:  # the stream() contract: failures are events, never raised
+            return self._redacted(
+                _error(f"the gateway call failed ({type(exc).__name__}: {exc})", "internal")
+            )
 
     def _decode(self, message: pb.ChatStreamEvent) -> StreamEvent | None:
         try:

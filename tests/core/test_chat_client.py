@@ -434,8 +434,10 @@ def test_chat_client_config_errors(tmp_path: Path) -> None:
         GrpcChatClient("h:1", tls=TlsConfig(ca_file=missing))
     with pytest.raises(GatewayConfigError, match="needs both a client certificate and its key"):
         GrpcChatClient("h:1", tls=TlsConfig(cert_file=missing))
-    with pytest.raises(GatewayConfigError, match="whitespace"):
-        GrpcChatClient("h:1", bearer_token="two words")
+    for token in ("two words", "tab\there", "tök", " "):
+        with pytest.raises(GatewayConfigError, match="whitespace or non-ASCII") as bad:
+            GrpcChatClient("h:1", bearer_token=token)
+        assert token.strip() not in str(bad.value) or not token.strip()
     with pytest.raises(GatewayConfigError, match="positive"):
         GrpcChatClient("h:1", idle_timeout=0)
     with pytest.raises(GatewayConfigError, match="HOST:PORT"):
