@@ -49,6 +49,28 @@ class SSEEvent:
     """The last reconnection time (ms) the stream set (it persists across events)."""
 
 
+_new = object.__new__
+_set_event = SSEEvent.__dict__["event"].__set__  # the slots' member descriptors
+_set_data = SSEEvent.__dict__["data"].__set__
+_set_id = SSEEvent.__dict__["id"].__set__
+_set_retry = SSEEvent.__dict__["retry"].__set__
+
+
+def _new_event(event: str, data: str, id: str | None, retry: int | None) -> SSEEvent:
+    """Build an `SSEEvent` by setting its slots directly.
+
+    A frozen dataclass's `__init__` assigns each field through
+    `object.__setattr__`; on the hot path (one call per event) writing the
+    slot descriptors directly is about twice as fast, with the same result.
+    """
+    instance: SSEEvent = _new(SSEEvent)
+    _set_event(instance, event)
+    _set_data(instance, data)
+    _set_id(instance, id)
+    _set_retry(instance, retry)
+    return instance
+
+
 class _LineFramer:
     """Layer 1: byte chunks in, complete decoded lines out.
 
@@ -153,7 +175,7 @@ class SSEDecoder:
             if not line:
                 if data:
                     events.append(
-                        SSEEvent(
+                        _new_event(
                             self._event or "message", "\n".join(data), self._last_id, self._retry
                         )
                     )
