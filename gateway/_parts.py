@@ -7,7 +7,8 @@ vendor's index or id) lives here once, as pydantic-ai's
 finished `AssistantMessage` looks like:
 
 - text is every text piece, in arrival order, concatenated (Anthropic may send
-  several text blocks; the neutral message has one `content`);
+  several text blocks; the neutral message has one `content`, which is what
+  the anthropic SDK's `get_final_text()` returns too);
 - tool calls are in order of first appearance; `ToolCallStart.index` is the
   position in that list, never the vendor's index;
 - the first non-empty `id`/`name` fragment of a call wins (OpenAI sends them

@@ -178,7 +178,7 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
         arguments = self._parts.tool_call_arguments(index).strip()
         if not arguments:
             start_input = self._start_inputs.get(index)
-            arguments = json.dumps(start_input) if start_input else "{}"
+            arguments = json.dumps(start_input) if isinstance(start_input, dict) else "{}"
             self._parts.set_tool_call_arguments(index, arguments)
             return []
         try:
