@@ -32,6 +32,7 @@ __all__ = ["BearerAuthInterceptor", "Gateway", "serve"]
 log = logging.getLogger("navagent.gateway")
 
 _HEALTH_PREFIX = "/grpc.health.v1.Health/"
+_Handler = grpc.RpcMethodHandler[Any, Any]
 
 
 class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
@@ -42,9 +43,9 @@ class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> _Handler | None:
         """Pass authorized calls and health checks through; answer others UNAUTHENTICATED."""
         handler = await continuation(handler_call_details)
         if handler is None or handler_call_details.method.startswith(_HEALTH_PREFIX):
@@ -61,7 +62,7 @@ class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
         return False
 
 
-def _rejecting(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def _rejecting(handler: _Handler) -> _Handler:
     """A handler of the same shape as `handler` that answers UNAUTHENTICATED."""
 
     async def deny(_request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -75,12 +76,12 @@ def _rejecting(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         "response_serializer": handler.response_serializer,
     }
     if handler.request_streaming and handler.response_streaming:
-        return grpc.stream_stream_rpc_method_handler(deny, **serde)  # type: ignore[arg-type]
+        return grpc.stream_stream_rpc_method_handler(deny, **serde)
     if handler.request_streaming:
-        return grpc.stream_unary_rpc_method_handler(deny, **serde)  # type: ignore[arg-type]
+        return grpc.stream_unary_rpc_method_handler(deny, **serde)
     if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(deny, **serde)  # type: ignore[arg-type]
-    return grpc.unary_unary_rpc_method_handler(deny, **serde)  # type: ignore[arg-type]
+        return grpc.unary_stream_rpc_method_handler(deny, **serde)
+    return grpc.unary_unary_rpc_method_handler(deny, **serde)
 
 
 def _server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | None:

@@ -182,7 +182,7 @@ def chat_rpc_handler(service: ChatService) -> grpc.GenericRpcHandler:
         SERVICE_NAME,
         {
             "ChatStream": grpc.unary_stream_rpc_method_handler(
-                service.chat_stream,  # type: ignore[arg-type]
+                service.chat_stream,
                 request_deserializer=pb.ChatStreamRequest.FromString,
                 response_serializer=pb.ChatStreamEvent.SerializeToString,
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -96,7 +96,7 @@ class Upstream:
             raise ValueError(f"route {route.name} has no chat protocol")
         return PROTOCOLS[name]
 
-    async def stream(self, route: Route, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, route: Route, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Yield the neutral events of one attempt; the last one is terminal.
 
         Raises:
@@ -154,7 +154,7 @@ class Upstream:
 
 async def _translate(
     protocol: ChatProtocol, response: httpx.Response, *, first_token_deadline: float
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """Decode and translate a 200 body until the translator emits its terminal event.
 
     Raises:
