@@ -8,11 +8,12 @@ asserts name the facts from reference/nav-cli.md that must not drift.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from tests.sim.conftest import CLOCK_CREATED, ESC, NavSim
+from tests.sim.runner import CLOCK_CREATED, ESC, NavSim
 
 BOLD, DIM, RESET, FG_RESET = f"{ESC}1m", f"{ESC}2m", f"{ESC}0m", f"{ESC}39m"
 GREEN, RED, YELLOW = f"{ESC}32m", f"{ESC}31m", f"{ESC}33m"
@@ -363,6 +364,27 @@ def test_created_sandbox_has_policy_and_logs(sim: NavSim) -> None:
     logs = sim.demo("sandbox", "logs", "img").out.splitlines()
     assert "Creating sandbox in Kubernetes" in logs[0] and "Sandbox is now ready" in logs[-3]
     assert all(LOG_LINE.fullmatch(line) for line in logs)
+
+
+def test_create_with_a_policy_file(sim: NavSim, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "version: 1\nnetwork_policies:\n  pypi:\n    endpoints:\n"
+        "    - {host: pypi.org, port: 443}\n    binaries:\n    - {path: /usr/bin/pip}\n",
+        encoding="utf-8",
+    )
+    assert sim.demo("sandbox", "create", "--name", "pol", "--policy", str(policy)).code == 0
+    assert plain(sim.demo("sandbox", "get", "pol").out).split("Policy:\n\n")[1] == (
+        "  version: 1\n  network_policies:\n    pypi:\n      endpoints:\n"
+        "      - host: pypi.org\n        port: 443\n      binaries:\n      - path: /usr/bin/pip\n"
+    )
+    missing = sim.demo("sandbox", "create", "--policy", str(tmp_path / "nope.yaml"))
+    assert missing.code == 1 and missing.err.startswith("Error:   × failed to read sandbox policy")
+    assert str(tmp_path / "nope.yaml") in missing.err.replace("\n  │ ", "")  # long paths wrap
+    assert "╰─▶ No such file or directory (os error 2)\n\n" in missing.err
+    policy.write_text("version: 1\nnetwork: {}\n", encoding="utf-8")
+    unknown = sim.demo("sandbox", "create", "--policy", str(policy))
+    assert unknown.code == 1 and "unknown field `network`, expected one of `version`" in unknown.err
 
 
 def test_help_and_version(sim: NavSim, snapshot: SnapshotAssertion) -> None:

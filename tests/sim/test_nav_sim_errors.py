@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from tests.sim.conftest import NavSim
+from tests.sim.runner import NavSim
 
 ARGS = {
     "cluster status": ["cluster", "status"],

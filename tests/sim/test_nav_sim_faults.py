@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.sim.conftest import NavSim
+from tests.sim.runner import NavSim
 
 LIST_HEADER = "\x1b[1mNAME       \x1b[0m"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from navagent.fixtures.nav_sim._state import write_atomically
-from tests.sim.conftest import NavSim
+from tests.sim.runner import NavSim
 
 
 def test_state_is_created_and_seeded_on_first_use(sim: NavSim) -> None:
