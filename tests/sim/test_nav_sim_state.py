@@ -120,6 +120,25 @@ def test_state_with_the_wrong_shape(sim: NavSim, content: str, detail: str) -> N
     assert sim.state.read_text(encoding="utf-8") == content
 
 
+_IMPORT_PROBE = """
+import io, os, sys
+from navagent.fixtures.nav_sim._io import Streams
+from navagent.fixtures.nav_sim._main import run
+streams = Streams(io.BytesIO(), io.BytesIO())
+code = run(["-c", "demo", "sandbox", "get", "dev-box"], os.environ, streams)
+heavy = {"pydantic", "rich", "typer", "yaml", "grpc", "google", "httpx", "navagent.core"}
+print(code, sorted(name for name in sys.modules if name.split(".")[0] in heavy or name in heavy))
+"""
+
+
+def test_a_run_imports_nothing_heavy(sim: NavSim) -> None:
+    # Start-up time is the budget that matters (bench/nav_sim_startup.py): stdlib only.
+    probe = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE], env=sim.env(), capture_output=True, check=True
+    )
+    assert probe.stdout == b"0 []\n"
+
+
 def test_missing_state_variable(sim: NavSim) -> None:
     result = sim.run("-c", "demo", "sandbox", "list", NAV_SIM_STATE="")
     assert result.code == 2
