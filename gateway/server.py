@@ -13,7 +13,7 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 import httpx
@@ -32,7 +32,7 @@ __all__ = ["BearerAuthInterceptor", "Gateway", "serve"]
 log = logging.getLogger("navagent.gateway")
 
 _HEALTH_PREFIX = "/grpc.health.v1.Health/"
-_Handler = grpc.RpcMethodHandler[Any, Any]
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic only in the stubs
 
 
 class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
