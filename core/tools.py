@@ -279,7 +279,7 @@ def _parse_arguments(spec: ToolSpec[Any], text: str) -> dict[str, Any]:
     except ValueError as error:
         raise invalid(f"arguments: {error}; given: {shown}") from None
     if not isinstance(value, dict):
-        raise invalid(f"arguments must be a JSON object, got {json_type(value)}: {shown}")
+        raise invalid(f"arguments must be a JSON object, got {json_type(value)}; given: {shown}")
     return value
 
 
