@@ -2,7 +2,14 @@
 
     NavAgentError
     ├── InvalidMessageError   a protobuf message or request that cannot be represented
-    └── ChatFailedError       a completion ended with an error event (carries ChatError)
+    ├── ChatFailedError       a completion ended with an error event (carries ChatError)
+    ├── GatewayConfigError        chat_client: unusable client options (TLS files, token)
+    ├── GatewayUnreachableError   chat_client: wait_ready gave up
+    ├── InvalidHistoryError       history: a tool call without exactly one result
+    ├── AgentBusyError            agent: a second turn while one is running
+    └── SessionError              sessions: cannot create, find or read a session
+        ├── SessionNotFoundError
+        └── InvalidSessionNameError
 
 Layers add their own subclasses next to the code that raises them; this module
 holds only what more than one layer needs.

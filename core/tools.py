@@ -49,10 +49,11 @@ __all__ = [
     "prepare_call",
 ]
 
-ToolStatus = Literal["ok", "failed", "timeout", "invalid", "declined", "unknown_tool"]
+ToolStatus = Literal["ok", "failed", "timeout", "invalid", "declined", "unknown_tool", "cancelled"]
 """How a tool call ended: ran and exited 0, ran and failed (non-zero exit or
 could not start), killed after its timeout, refused before running (bad
-arguments), declined by the user, or not a tool we have."""
+arguments), declined by the user, not a tool we have, or cancelled with its
+turn (set by the agent loop, never by a runner)."""
 
 
 class ToolOutcome(FrozenModel):

@@ -1,0 +1,398 @@
+"""The client-side tool-calling loop.
+
+One `Agent` holds one conversation. `run_turn` appends the user's message and
+then repeats: stream a completion, append it, run its tool calls concurrently,
+append their results in call order, until the model answers without tool calls
+or the per-turn iteration limit is hit. Events go to an injected sink; the
+model, the tools and persistence are injected too (`ChatClient`, `ToolRunner`,
+`ConversationRecorder`), so the loop holds no terminal, subprocess or SQLite
+code and tests drive it with fakes.
+
+Whatever ends a turn - an answer, the limit, a failed or timed-out completion,
+a cancelled task (Ctrl-C), a crashed tool runner - the history afterwards
+passes `validate_history`, so the next turn sends a request providers accept:
+
+- a failed completion appends nothing (the user message stays);
+- a cancel while streaming keeps the partial text, marked as interrupted,
+  and drops partial tool calls;
+- a cancel while tools run cancels every tool task and gives each call that
+  has no result a result saying the user cancelled it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import NoReturn, Protocol
+
+from navagent.core.agent_events import (
+    AgentEvent,
+    AgentNotice,
+    ContextCompacted,
+    EventSink,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnFinishReason,
+)
+from navagent.core.chat_client import ChatClient, open_stream
+from navagent.core.compaction import (
+    CompactionPolicy,
+    build_summary_request,
+    choose_cut,
+    estimate_tokens,
+    summarize,
+    summary_message,
+)
+from navagent.core.errors import ChatFailedError, NavAgentError
+from navagent.core.events import ChatError, MessageComplete, StreamError, TextDelta
+from navagent.core.history import validate_history
+from navagent.core.messages import (
+    DEFAULT_ROUTING_HINT,
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from navagent.core.tools import ToolOutcome, ToolRunner
+
+__all__ = [
+    "CANCELLED_RESULT",
+    "DEFAULT_MAX_ITERATIONS",
+    "INTERRUPTED_MARK",
+    "Agent",
+    "AgentBusyError",
+    "ConversationRecorder",
+]
+
+DEFAULT_MAX_ITERATIONS = 20
+"""Completions per turn before the loop stops and hands back to the user."""
+INTERRUPTED_MARK = "\n\n[interrupted by the user]"
+"""Appended to the partial text of a completion cancelled while streaming."""
+CANCELLED_RESULT = "cancelled: the user interrupted the turn before this tool finished"
+"""The result of a tool call that was still running when its turn was cancelled."""
+
+
+class ConversationRecorder(Protocol):
+    """Persists the conversation as it happens (implemented by the session store).
+
+    Calls are synchronous and short: each writes one small row. Tool results
+    are recorded in the order the tools finish, which may differ from call
+    order; loading puts them back in call order (`repair_history`).
+    """
+
+    def record_message(self, message: Message) -> None:
+        """Persist one message the moment it becomes part of the conversation."""
+        ...
+
+    def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
+        """Persist that the history is now `summary_message(summary)` + `kept`."""
+        ...
+
+
+class AgentBusyError(NavAgentError, RuntimeError):
+    """`run_turn` or `compact` was called while a turn was still running."""
+
+
+def _ignore(_event: AgentEvent) -> None:
+    """The default sink."""
+
+
+class Agent:
+    """One conversation with the model and its tools."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        runner: ToolRunner,
+        *,
+        system_prompt: str,
+        tools: tuple[Tool, ...],
+        sink: EventSink = _ignore,
+        routing_hint: str = DEFAULT_ROUTING_HINT,
+        max_tokens: int | None = None,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        history: Sequence[Message] = (),
+        recorder: ConversationRecorder | None = None,
+        compaction: CompactionPolicy | None = None,
+    ) -> None:
+        """Set up a conversation, new or resumed.
+
+        Args:
+            client: Streams completions (e.g. `GrpcChatClient`).
+            runner: Runs one tool call (never raises but for cancellation).
+            system_prompt: Sent first in every request; not part of `history`.
+            tools: The tools offered to the model on every request.
+            sink: Receives every `AgentEvent`, in order.
+            routing_hint: Selects the gateway route.
+            max_tokens: Output cap per completion; None lets the gateway choose.
+            max_iterations: Completions per turn before the turn stops.
+            history: A resumed conversation (e.g. `SessionStore.load_history`).
+            recorder: Persists messages as they happen; None keeps nothing.
+            compaction: When to compact older turns; None never compacts
+                automatically (`compact()` still works).
+
+        Raises:
+            InvalidHistoryError: `history` breaks the tool-call invariant.
+            ValueError: `max_iterations` is below 1.
+        """
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        validate_history(history)
+        self._client = client
+        self._runner = runner
+        self._system_prompt = system_prompt
+        self._tools = tools
+        self._sink = sink
+        self._routing_hint = routing_hint
+        self._max_tokens = max_tokens
+        self._max_iterations = max_iterations
+        self._history: list[Message] = list(history)
+        self._recorder = recorder
+        self._compaction = compaction
+        self._busy = False
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The active conversation after the system prompt.
+
+        After a compaction it starts with the summary's system message. While a
+        turn's tools run, the last assistant message's results are not yet in it.
+        """
+        return tuple(self._history)
+
+    @property
+    def request_messages(self) -> tuple[Message, ...]:
+        """What the next request sends: the system prompt, then `history`."""
+        prompt: tuple[Message, ...] = (
+            (SystemMessage(content=self._system_prompt),) if self._system_prompt else ()
+        )
+        return prompt + tuple(self._history)
+
+    async def run_turn(self, user_text: str) -> TurnFinished:
+        """Answer one user message, running tools until the model is done.
+
+        Returns:
+            The `TurnFinished` event (reason `answered` or `iteration_limit`),
+            also sent to the sink as the turn's last event.
+
+        Raises:
+            ChatFailedError: a completion failed or timed out; the sink has
+                already seen the `StreamError` and a `TurnFinished`.
+            asyncio.CancelledError: the task was cancelled; history is valid.
+            AgentBusyError: another turn is still running.
+        """
+        with self._exclusive():
+            self._append(UserMessage(content=user_text))
+            iterations = 0
+            compaction_allowed = True
+            try:
+                while iterations < self._max_iterations:
+                    if compaction_allowed and self._compaction is not None:
+                        # One failed attempt per turn is enough noise.
+                        compaction_allowed = await self._maybe_compact(self._compaction)
+                    iterations += 1
+                    result = await self._complete()
+                    if isinstance(result, ChatError):
+                        self._fail(result, iterations)
+                    if not result.is_empty:
+                        self._append(result)
+                    if not result.tool_calls:
+                        note = "" if result.content else "the model returned an empty answer"
+                        return self._finish("answered", note, iterations)
+                    await self._run_tools(result.tool_calls)
+                return self._finish(
+                    "iteration_limit",
+                    f"stopped after {iterations} model calls in this turn without a final"
+                    " answer; send another message to let the model continue",
+                    iterations,
+                )
+            except asyncio.CancelledError:
+                self._emit(
+                    TurnFinished(
+                        reason="cancelled", message="turn cancelled", iterations=iterations
+                    )
+                )
+                raise
+
+    async def compact(self) -> bool:
+        """Compact older turns now, whatever the size; True when it happened.
+
+        A failure is reported to the sink as a notice and changes nothing.
+        """
+        with self._exclusive():
+            policy = self._compaction or CompactionPolicy()
+            return await self._compact(policy, estimate_tokens(self.request_messages, self._tools))
+
+    # --- completion ---------------------------------------------------------
+
+    async def _complete(self) -> AssistantMessage | ChatError:
+        request = ChatRequest(
+            messages=self.request_messages,
+            tools=self._tools,
+            routing_hint=self._routing_hint,
+            max_tokens=self._max_tokens,
+        )
+        streamed: list[str] = []
+        try:
+            async with open_stream(self._client, request) as events:
+                async for event in events:
+                    self._emit(event)
+                    match event:
+                        case TextDelta():
+                            streamed.append(event.text)
+                        case MessageComplete():
+                            return event.message
+                        case StreamError():
+                            return event.error
+                        case _:
+                            pass
+        except asyncio.CancelledError:
+            partial = "".join(streamed)
+            if partial.strip():
+                self._append(AssistantMessage(content=partial + INTERRUPTED_MARK))
+            raise
+        return ChatError(message="the completion ended without a final message", code="internal")
+
+    def _fail(self, error: ChatError, iterations: int) -> NoReturn:
+        reason = "timeout" if error.code == "timeout" else "error"
+        self._emit(
+            TurnFinished(reason=reason, message=error.message, iterations=iterations, error=error)
+        )
+        raise ChatFailedError(error)
+
+    def _finish(self, reason: TurnFinishReason, message: str, iterations: int) -> TurnFinished:
+        event = TurnFinished(reason=reason, message=message, iterations=iterations)
+        self._emit(event)
+        return event
+
+    # --- tools --------------------------------------------------------------
+
+    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+        outcomes: dict[int, ToolOutcome] = {}
+        try:
+            # A TaskGroup cancels every sibling when the turn is cancelled (or a
+            # sink raises), and waits for them, so no tool outlives its turn.
+            async with asyncio.TaskGroup() as group:
+                for index, call in enumerate(calls):
+                    self._emit(ToolStarted(index=index, call=call))
+                    group.create_task(self._run_tool(index, call, outcomes))
+        finally:
+            for index, call in enumerate(calls):
+                outcome = outcomes.get(index)
+                if outcome is None:
+                    outcome = ToolOutcome(call=call, status="cancelled", content=CANCELLED_RESULT)
+                    self._record(ToolResultMessage(tool_call_id=call.id, content=outcome.content))
+                    self._emit(ToolFinished(index=index, outcome=outcome))
+                self._history.append(
+                    ToolResultMessage(tool_call_id=call.id, content=outcome.content)
+                )
+
+    async def _run_tool(self, index: int, call: ToolCall, outcomes: dict[int, ToolOutcome]) -> None:
+        try:
+            outcome = await self._runner.run(call)
+        except Exception as exc:  # the model must see a result even if a runner breaks its contract
+            outcome = ToolOutcome(
+                call=call,
+                status="failed",
+                content=f"the tool runner failed: {type(exc).__name__}: {exc}",
+            )
+        outcomes[index] = outcome
+        self._record(ToolResultMessage(tool_call_id=call.id, content=outcome.content))
+        self._emit(ToolFinished(index=index, outcome=outcome))
+
+    # --- compaction ---------------------------------------------------------
+
+    async def _maybe_compact(self, policy: CompactionPolicy) -> bool:
+        """Compact when the context is over the threshold; False after a failure."""
+        tokens = estimate_tokens(self.request_messages, self._tools)
+        if tokens <= policy.threshold_tokens:
+            return True
+        return await self._compact(policy, tokens)
+
+    async def _compact(self, policy: CompactionPolicy, tokens_before: int) -> bool:
+        cut = choose_cut(self._history, keep_tokens=policy.keep_recent_tokens)
+        if cut is None:
+            return False
+        request = build_summary_request(
+            system_prompt=self._system_prompt,
+            older=self._history[:cut],
+            tools=self._tools,
+            routing_hint=self._routing_hint,
+            max_tokens=self._max_tokens,
+        )
+        try:
+            summary = await summarize(self._client, request)
+        except ChatFailedError as exc:
+            self._emit(
+                AgentNotice(
+                    level="warning",
+                    text=f"could not compact the conversation ({exc.error.message});"
+                    " continuing with the full history",
+                )
+            )
+            return False
+        kept = tuple(self._history[cut:])
+        self._history = [summary_message(summary), *kept]
+        if self._recorder is not None:
+            self._persist(lambda recorder: recorder.record_compaction(summary, kept))
+        self._emit(
+            ContextCompacted(
+                summarized_messages=cut,
+                kept_messages=len(kept),
+                tokens_before=tokens_before,
+                tokens_after=estimate_tokens(self.request_messages, self._tools),
+            )
+        )
+        return True
+
+    # --- plumbing -----------------------------------------------------------
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        if self._busy:
+            raise AgentBusyError("a turn is already running on this agent")
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._busy = False
+
+    def _append(self, message: Message) -> None:
+        self._history.append(message)
+        self._record(message)
+
+    def _record(self, message: Message) -> None:
+        if self._recorder is not None:
+            self._persist(lambda recorder: recorder.record_message(message))
+
+    def _persist(self, write: _Write) -> None:
+        """Run one recorder write; on failure warn once and stop recording.
+
+        Later writes after a lost one would leave a log with a gap, which is
+        worse than a log that simply stops; the conversation itself goes on.
+        """
+        assert self._recorder is not None
+        try:
+            write(self._recorder)
+        except Exception as exc:  # persistence must never end a conversation
+            self._recorder = None
+            self._emit(
+                AgentNotice(
+                    level="error",
+                    text=f"could not save the session ({exc}); the rest of this conversation"
+                    " is not saved",
+                )
+            )
+
+    def _emit(self, event: AgentEvent) -> None:
+        self._sink(event)
+
+
+class _Write(Protocol):
+    def __call__(self, recorder: ConversationRecorder, /) -> None: ...

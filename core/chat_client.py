@@ -1,0 +1,365 @@
+"""The client side of `navigator.chat.v1`: one streamed completion per call.
+
+`ChatClient` is what the agent loop depends on; `GrpcChatClient` is the real
+one, talking to the gateway over `grpc.aio`. Whatever goes wrong on the wire,
+`stream()` never raises (except `asyncio.CancelledError`): failures become a
+`StreamError` with one clear sentence and a stable `ErrorCode`, and exactly one
+terminal event is always the last thing yielded. The agent can then treat every
+completion the same way, and the REPL prints one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, Self, cast
+
+import grpc
+import grpc.aio
+
+from navagent.core._proto import chat_pb2 as pb
+from navagent.core._proto import chat_pb2_grpc
+from navagent.core.convert import event_from_proto, request_to_proto
+from navagent.core.errors import InvalidMessageError, NavAgentError
+from navagent.core.events import ChatError, ErrorCode, StreamError, StreamEvent, is_terminal
+from navagent.core.messages import ChatRequest
+
+__all__ = [
+    "DEFAULT_FIRST_EVENT_TIMEOUT_S",
+    "DEFAULT_IDLE_TIMEOUT_S",
+    "ChatClient",
+    "GatewayConfigError",
+    "GatewayUnreachableError",
+    "GrpcChatClient",
+    "TlsConfig",
+    "error_from_status",
+    "open_stream",
+]
+
+DEFAULT_FIRST_EVENT_TIMEOUT_S = 60.0
+"""How long to wait for the first event: covers route selection and the
+provider's time to first token, which can be long for big prompts."""
+DEFAULT_IDLE_TIMEOUT_S = 60.0
+"""How long the stream may stay silent between two events."""
+
+
+class ChatClient(Protocol):
+    """Streams one completion; the agent loop's only view of the model."""
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Yield the completion's events, ending with exactly one terminal event.
+
+        Implementations never raise except `asyncio.CancelledError`; failures are
+        a final `StreamError`. Closing the iterator early (`aclose()`) or
+        cancelling the consuming task cancels the underlying call.
+        """
+        ...
+
+
+@asynccontextmanager
+async def open_stream(
+    client: ChatClient, request: ChatRequest
+) -> AsyncGenerator[AsyncIterator[StreamEvent], None]:
+    """Start `client.stream(request)` and close it when the block exits.
+
+    An async generator abandoned after its terminal event, on an early exit or
+    on an exception is only finalised by the garbage collector; closing it here
+    cancels the underlying call at once.
+    """
+    events = client.stream(request)
+    try:
+        yield events
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+class GatewayConfigError(NavAgentError, ValueError):
+    """The client options are unusable (unreadable TLS file, malformed token)."""
+
+
+class GatewayUnreachableError(NavAgentError):
+    """`wait_ready` gave up: no connection to the gateway within the timeout."""
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """TLS settings for the gateway channel.
+
+    Attributes:
+        ca_file: PEM bundle that signs the gateway's certificate; None uses the
+            system roots.
+        cert_file: Client certificate chain (PEM) for mutual TLS.
+        key_file: Private key (PEM) of `cert_file`; required with it.
+        server_name: Name to verify the gateway's certificate against instead of
+            the target host, for gateways reached by IP or through a tunnel.
+    """
+
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    server_name: str | None = None
+
+
+class GrpcChatClient:
+    """`ChatClient` over a `grpc.aio` channel to the gateway's Chat service.
+
+    The channel is opened lazily inside the running event loop and closed by
+    `aclose()` or by leaving `async with`. The bearer token is sent as
+    `authorization: Bearer <token>` metadata on every call (gRPC call
+    credentials would refuse a plaintext channel, which local gateways use) and
+    never appears in errors or in `repr()`.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        tls: TlsConfig | None = None,
+        bearer_token: str | None = None,
+        first_event_timeout: float = DEFAULT_FIRST_EVENT_TIMEOUT_S,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+        channel_options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        """Prepare a client; nothing connects until the first call.
+
+        Args:
+            target: The gateway as `HOST:PORT`.
+            tls: TLS settings; None means a plaintext channel.
+            bearer_token: Sent as `authorization: Bearer <token>` when set.
+            first_event_timeout: Seconds to wait for the first event of a stream.
+            idle_timeout: Seconds the stream may stay silent between events.
+            channel_options: Extra gRPC channel arguments.
+
+        Raises:
+            GatewayConfigError: a TLS file cannot be read, a certificate has no
+                key, a timeout is not positive, or the token has whitespace.
+        """
+        if not target.strip():
+            raise GatewayConfigError("the gateway target is empty; expected HOST:PORT")
+        if first_event_timeout <= 0 or idle_timeout <= 0:
+            raise GatewayConfigError("stream timeouts must be positive numbers of seconds")
+        self._target = target.strip()
+        self._first_event_timeout = first_event_timeout
+        self._idle_timeout = idle_timeout
+        self._metadata: tuple[tuple[str, str], ...] = ()
+        self._token = ""
+        if bearer_token is not None:
+            token = bearer_token.strip()
+            # gRPC metadata values must be printable ASCII without spaces.
+            if not token or not (token.isascii() and token.isprintable()) or " " in token:
+                raise GatewayConfigError(
+                    "the bearer token is empty or contains whitespace or non-ASCII characters"
+                )
+            self._token = token
+            self._metadata = (("authorization", f"Bearer {token}"),)
+        self._credentials = _channel_credentials(tls) if tls is not None else None
+        options = list(channel_options)
+        if tls is not None and tls.server_name:
+            options.append(("grpc.ssl_target_name_override", tls.server_name))
+        self._options = tuple(options)
+        self._channel: grpc.aio.Channel | None = None
+
+    @property
+    def target(self) -> str:
+        """The gateway address, `HOST:PORT`."""
+        return self._target
+
+    def __repr__(self) -> str:
+        tls = "tls" if self._credentials is not None else "plaintext"
+        auth = ", bearer token set" if self._token else ""
+        return f"GrpcChatClient({self._target!r}, {tls}{auth})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the channel, cancelling calls still in flight; safe to repeat."""
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            await channel.close()
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Connect now, so a CLI can fail fast before the user types anything.
+
+        Raises:
+            GatewayUnreachableError: no working connection within `timeout` s.
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                await self._get_channel().channel_ready()
+        except TimeoutError:
+            raise GatewayUnreachableError(
+                f"cannot reach the gateway at {self._target} (no connection within {timeout:g} s)"
+            ) from None
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one completion; see `ChatClient.stream` for the guarantees."""
+        stub = chat_pb2_grpc.ChatStub(self._get_channel())
+        call = stub.ChatStream(
+            request_to_proto(request, extended_events=True), metadata=self._metadata
+        )
+        try:
+            timeout, timeout_is_first = self._first_event_timeout, True
+            while True:
+                item = await self._read(call, timeout, first=timeout_is_first)
+                if isinstance(item, StreamError):
+                    yield item
+                    return
+                if item is None:
+                    yield _error(
+                        "the gateway ended the stream without a final message or an error",
+                        "internal",
+                        retryable=True,
+                    )
+                    return
+                timeout, timeout_is_first = self._idle_timeout, False
+                event = self._decode(item)
+                if event is None:
+                    continue
+                yield event
+                if is_terminal(event):
+                    return
+        finally:
+            # No-op once the call is done; otherwise the server sees CANCELLED
+            # at once, whether we stopped on a timeout, a terminal event, an
+            # early aclose() or a cancelled consumer.
+            call.cancel()
+
+    async def _read(
+        self,
+        call: grpc.aio.UnaryStreamCall[pb.ChatStreamRequest, pb.ChatStreamEvent],
+        timeout: float,
+        *,
+        first: bool,
+    ) -> pb.ChatStreamEvent | StreamError | None:
+        """Read one message; None at the end of the stream, a `StreamError` on failure."""
+        try:
+            async with asyncio.timeout(timeout):
+                message = await call.read()
+            return None if message is grpc.aio.EOF else cast(pb.ChatStreamEvent, message)
+        except TimeoutError:
+            call.cancel()
+            waited = "the first event" if first else "the next event"
+            return _error(
+                f"the gateway at {self._target} sent nothing for {timeout:g} s while waiting"
+                f" for {waited}",
+                "timeout",
+                retryable=True,
+            )
+        except grpc.aio.AioRpcError as exc:
+            return self._redacted(error_from_status(exc.code(), exc.details(), target=self._target))
+        except Exception as exc:  # the stream() contract: failures are events, never raised
+            return self._redacted(
+                _error(f"the gateway call failed ({type(exc).__name__}: {exc})", "internal")
+            )
+
+    def _decode(self, message: pb.ChatStreamEvent) -> StreamEvent | None:
+        try:
+            return event_from_proto(message)
+        except InvalidMessageError as exc:
+            return _error(f"the gateway sent an invalid event: {exc}", "internal")
+
+    def _redacted(self, event: StreamError) -> StreamError:
+        if not self._token or self._token not in event.error.message:
+            return event
+        message = event.error.message.replace(self._token, "[redacted]")
+        return StreamError(error=event.error.model_copy(update={"message": message}))
+
+    def _get_channel(self) -> grpc.aio.Channel:
+        if self._channel is None:
+            if self._credentials is None:
+                self._channel = grpc.aio.insecure_channel(self._target, options=self._options)
+            else:
+                self._channel = grpc.aio.secure_channel(
+                    self._target, self._credentials, options=self._options
+                )
+        return self._channel
+
+
+def error_from_status(
+    code: grpc.StatusCode | None, details: str | None, *, target: str
+) -> StreamError:
+    """Map a failed gRPC call's status to the one-sentence error the user sees.
+
+    The gateway answers protocol-level problems with a status (no route,
+    malformed request, quota) and upstream failures with an error event; this
+    covers the former and the transport's own failures.
+    """
+    detail = (details or "").strip()
+    match code:
+        case grpc.StatusCode.UNAVAILABLE:
+            return _error(f"cannot reach the gateway at {target}", "upstream_unavailable", True)
+        case grpc.StatusCode.UNAUTHENTICATED:
+            return _error(
+                f"the gateway at {target} rejected the credentials"
+                + (f": {detail}" if detail else "; check the bearer token"),
+                "auth",
+            )
+        case grpc.StatusCode.PERMISSION_DENIED:
+            return _error(_with_detail("the gateway refused this request", detail), "auth")
+        case grpc.StatusCode.FAILED_PRECONDITION:
+            # The gateway's text says what to fix (e.g. how to add a route).
+            return _error(detail or "the gateway cannot serve this request", "invalid_request")
+        case grpc.StatusCode.INVALID_ARGUMENT:
+            return _error(
+                _with_detail("the gateway rejected the request", detail), "invalid_request"
+            )
+        case grpc.StatusCode.RESOURCE_EXHAUSTED:
+            return _error(
+                _with_detail("the gateway is rate limiting requests", detail), "rate_limited", True
+            )
+        case grpc.StatusCode.DEADLINE_EXCEEDED:
+            return _error(f"the call to the gateway at {target} timed out", "timeout", True)
+        case grpc.StatusCode.CANCELLED:
+            return _error(_with_detail("the gateway cancelled the call", detail), "cancelled")
+        case grpc.StatusCode.UNIMPLEMENTED:
+            return _error(
+                f"the server at {target} does not offer navigator.chat.v1 Chat/ChatStream",
+                "invalid_request",
+            )
+        case _:
+            name = code.name if code is not None else "UNKNOWN"
+            return _error(_with_detail(f"the gateway call failed ({name})", detail), "internal")
+
+
+def _with_detail(sentence: str, detail: str) -> str:
+    return f"{sentence}: {detail}" if detail else sentence
+
+
+def _error(message: str, code: ErrorCode, retryable: bool = False) -> StreamError:
+    return StreamError(error=ChatError(message=message, code=code, retryable=retryable))
+
+
+def _channel_credentials(tls: TlsConfig) -> grpc.ChannelCredentials:
+    if (tls.cert_file is None) != (tls.key_file is None):
+        raise GatewayConfigError("mutual TLS needs both a client certificate and its key")
+    return grpc.ssl_channel_credentials(
+        root_certificates=_read_pem(tls.ca_file, "CA"),
+        private_key=_read_pem(tls.key_file, "client key"),
+        certificate_chain=_read_pem(tls.cert_file, "client certificate"),
+    )
+
+
+def _read_pem(path: Path | None, what: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise GatewayConfigError(
+            f"cannot read the TLS {what} file {path}: {exc.strerror or exc}"
+        ) from None

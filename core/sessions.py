@@ -1,0 +1,386 @@
+"""Persisted conversations: a SQLite log that survives Ctrl-C, crashes and kill -9.
+
+Every message is written the moment it becomes part of the conversation (the
+user's message before the completion is requested, each completion and each
+tool result as it ends), one short transaction each, into an append-only
+`entries` log. A compaction is one more entry holding the summary and the
+turns it kept, so a resumed session continues from the compacted context while
+the full log stays available for display.
+
+Because a process can die between any two writes, loading never trusts the
+log to be complete: `load_history` runs `repair_history`, which answers tool
+calls that never got a result and restores call order, so the resumed history
+always passes `validate_history`.
+
+The database lives in the user state dir (`platformdirs.user_state_dir`), in
+WAL mode so a reader (`nav agent sessions`) never blocks a running agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import platformdirs
+from pydantic import TypeAdapter, ValidationError
+
+from navagent.core._migrations import migrate
+from navagent.core.compaction import summary_message
+from navagent.core.errors import NavAgentError
+from navagent.core.history import repair_history
+from navagent.core.messages import FrozenModel, Message, UserMessage
+
+__all__ = [
+    "DB_FILENAME",
+    "STATE_DIR_ENV",
+    "InvalidSessionNameError",
+    "SessionError",
+    "SessionInfo",
+    "SessionNotFoundError",
+    "SessionRecorder",
+    "SessionStore",
+    "SessionSummary",
+    "default_db_path",
+]
+
+STATE_DIR_ENV = "NAV_AGENT_STATE_DIR"
+"""Overrides the state directory (tests, sandboxes, several profiles)."""
+DB_FILENAME = "sessions.db"
+PREVIEW_CHARS = 60
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # fixed width, so text order is time order
+_MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
+
+
+class SessionError(NavAgentError):
+    """A session cannot be created, found or read."""
+
+
+class SessionNotFoundError(SessionError, LookupError):
+    """No session matches the name or id (or there is none to continue)."""
+
+
+class InvalidSessionNameError(SessionError, ValueError):
+    """A session name is malformed or already taken."""
+
+
+class SessionInfo(FrozenModel):
+    """A session's metadata."""
+
+    id: str
+    name: str | None = None
+    """Optional, unique; what `--resume NAME` looks for."""
+    cluster: str = ""
+    """The cluster the agent operated on."""
+    created_at: datetime
+    updated_at: datetime
+    """Time of the last recorded entry: the session's last activity."""
+
+    @property
+    def label(self) -> str:
+        """The name, or a short id for unnamed sessions."""
+        return self.name or self.id[:8]
+
+
+class SessionSummary(SessionInfo):
+    """One row of `nav agent sessions`."""
+
+    message_count: int
+    """Messages in the full log (before any compaction)."""
+    preview: str
+    """The first user message, on one line and cut to a few words."""
+
+
+def default_db_path(state_dir: Path | str | None = None) -> Path:
+    """Where the session database lives.
+
+    `state_dir` wins, then `$NAV_AGENT_STATE_DIR`, then the platform's user
+    state dir for "nav-agent" (e.g. `~/.local/state/nav-agent`).
+    """
+    folder = state_dir or os.environ.get(STATE_DIR_ENV) or platformdirs.user_state_dir("nav-agent")
+    return Path(folder) / DB_FILENAME
+
+
+class SessionStore:
+    """The session database: create, find, list, load and record sessions.
+
+    One store holds one SQLite connection; use it from one thread (the event
+    loop's). Writes are single short transactions, fast enough to run inline.
+    """
+
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        """Open (and create or migrate) the database.
+
+        Args:
+            path: The database file; None means `default_db_path()`.
+            clock: Source of timestamps (aware UTC datetimes); tests pin it.
+
+        Raises:
+            SessionError: the file cannot be opened or is not a database.
+        """
+        self.path = Path(path) if path is not None else default_db_path()
+        self._clock = clock
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL keeps every committed entry across a process crash;
+            # only an OS crash may lose the last few.
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA busy_timeout = 5000")
+            migrate(self._db)
+        except (OSError, sqlite3.Error) as exc:
+            raise SessionError(f"cannot open the session database {self.path}: {exc}") from None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
+        self._db.close()
+
+    # --- sessions -----------------------------------------------------------
+
+    def create(self, *, name: str | None = None, cluster: str = "") -> SessionInfo:
+        """Start a new, empty session.
+
+        Raises:
+            InvalidSessionNameError: `name` is malformed or already used.
+        """
+        if name is not None and not _NAME.fullmatch(name):
+            raise InvalidSessionNameError(
+                f"invalid session name {name!r}: use up to 64 letters, digits, '.', '_'"
+                " or '-', starting with a letter or digit"
+            )
+        now = self._now()
+        session_id = uuid.uuid4().hex
+        try:
+            self._db.execute(
+                "INSERT INTO sessions (id, name, cluster, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, name, cluster, now, now),
+            )
+        except sqlite3.IntegrityError:
+            raise InvalidSessionNameError(f"a session named {name!r} already exists") from None
+        return self._info(session_id)
+
+    def open(self, name_or_id: str) -> SessionInfo:
+        """Find a session by name, by id, or by a unique id prefix (4+ chars).
+
+        Raises:
+            SessionNotFoundError: nothing (or more than one id) matches.
+        """
+        row = self._db.execute(
+            "SELECT id FROM sessions WHERE name = ? OR id = ? ORDER BY name = ? DESC LIMIT 1",
+            (name_or_id, name_or_id, name_or_id),
+        ).fetchone()
+        if row is None and len(name_or_id) >= 4 and re.fullmatch(r"[0-9a-f]+", name_or_id):
+            rows = self._db.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? || '%' LIMIT 2", (name_or_id,)
+            ).fetchall()
+            if len(rows) == 1:
+                row = rows[0]
+        if row is None:
+            raise SessionNotFoundError(f"no saved session is named or has the id {name_or_id!r}")
+        return self._info(row[0])
+
+    def open_last(self, *, cluster: str | None = None) -> SessionInfo:
+        """The session with the most recent activity (for `--continue`).
+
+        Raises:
+            SessionNotFoundError: there is no session (for `cluster`, if given).
+        """
+        query = "SELECT id FROM sessions"
+        params: tuple[str, ...] = ()
+        if cluster is not None:
+            query, params = query + " WHERE cluster = ?", (cluster,)
+        row = self._db.execute(
+            query + " ORDER BY updated_at DESC, rowid DESC LIMIT 1", params
+        ).fetchone()
+        if row is None:
+            where = f" for cluster {cluster!r}" if cluster is not None else ""
+            raise SessionNotFoundError(f"there is no saved session{where} to continue")
+        return self._info(row[0])
+
+    def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
+        """Sessions, most recently active first, with counts and a preview."""
+        rows = self._db.execute(
+            """
+            SELECT s.id, s.name, s.cluster, s.created_at, s.updated_at,
+                (SELECT COUNT(*) FROM entries e
+                    WHERE e.session_id = s.id AND e.kind = 'message'),
+                (SELECT e.body FROM entries e
+                    WHERE e.session_id = s.id AND e.kind = 'message' AND e.role = 'user'
+                    ORDER BY e.seq LIMIT 1)
+            FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?
+            """,
+            (-1 if limit is None else limit,),
+        ).fetchall()
+        return [
+            SessionSummary(
+                **self._info_fields(row[:5]), message_count=row[5], preview=_preview(row[6])
+            )
+            for row in rows
+        ]
+
+    # --- history ------------------------------------------------------------
+
+    def recorder(self, session_id: str) -> SessionRecorder:
+        """A `ConversationRecorder` that appends to this session."""
+        self._info(session_id)
+        return SessionRecorder(self, session_id)
+
+    def load_history(self, session_id: str) -> tuple[Message, ...]:
+        """The active context to resume: compacted state plus later messages, repaired.
+
+        Raises:
+            SessionNotFoundError: no such session.
+            SessionError: an entry cannot be decoded (the database is left as is).
+        """
+        entries = self._entries(session_id)
+        start = 0
+        history: list[Message] = []
+        for index, (_seq, kind, body) in enumerate(entries):
+            if kind == "compaction":
+                start = index + 1
+                history = list(_compaction_from_body(body, session_id=session_id, seq=_seq))
+        history.extend(
+            _message_from_body(body, session_id=session_id, seq=seq)
+            for seq, kind, body in entries[start:]
+            if kind == "message"
+        )
+        return repair_history(history)
+
+    def full_log(self, session_id: str) -> tuple[Message, ...]:
+        """Every message ever recorded, compaction ignored (for `/history`)."""
+        return repair_history(
+            [
+                _message_from_body(body, session_id=session_id, seq=seq)
+                for seq, kind, body in self._entries(session_id)
+                if kind == "message"
+            ]
+        )
+
+    def _append(
+        self, session_id: str, kind: Literal["message", "compaction"], role: str, body: str
+    ) -> None:
+        now = self._now()
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(
+                "INSERT INTO entries (session_id, seq, kind, role, body, created_at)"
+                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM entries"
+                " WHERE session_id = ?",
+                (session_id, kind, role, body, now, session_id),
+            )
+            self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _entries(self, session_id: str) -> list[tuple[int, str, str]]:
+        self._info(session_id)
+        return self._db.execute(
+            "SELECT seq, kind, body FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+        ).fetchall()
+
+    def _info(self, session_id: str) -> SessionInfo:
+        row = self._db.execute(
+            "SELECT id, name, cluster, created_at, updated_at FROM sessions WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            raise SessionNotFoundError(f"no saved session has the id {session_id!r}")
+        return SessionInfo(**self._info_fields(row))
+
+    @staticmethod
+    def _info_fields(row: Sequence[Any]) -> dict[str, Any]:
+        return {
+            "id": row[0],
+            "name": row[1],
+            "cluster": row[2],
+            "created_at": datetime.strptime(row[3], _TIME_FORMAT).replace(tzinfo=UTC),
+            "updated_at": datetime.strptime(row[4], _TIME_FORMAT).replace(tzinfo=UTC),
+        }
+
+    def _now(self) -> str:
+        return self._clock().astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+class SessionRecorder:
+    """Writes one session's messages and compactions as they happen.
+
+    Implements `navagent.core.agent.ConversationRecorder`.
+    """
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        """Bind to `session_id` in `store`; use `SessionStore.recorder` instead."""
+        self._store = store
+        self.session_id = session_id
+
+    def record_message(self, message: Message) -> None:
+        """Append one message to the log (one transaction)."""
+        self._store._append(self.session_id, "message", message.role, message.model_dump_json())
+
+    def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
+        """Record that the active context is now the summary plus `kept`."""
+        body = json.dumps(
+            {"summary": summary, "kept": [message.model_dump(mode="json") for message in kept]}
+        )
+        self._store._append(self.session_id, "compaction", "", body)
+
+
+def _message_from_body(body: str, *, session_id: str, seq: int) -> Message:
+    try:
+        return _MESSAGE.validate_json(body)
+    except ValidationError as exc:
+        raise _unreadable(session_id, seq, exc) from None
+
+
+def _compaction_from_body(body: str, *, session_id: str, seq: int) -> tuple[Message, ...]:
+    try:
+        data = json.loads(body)
+        kept = tuple(_MESSAGE.validate_python(item) for item in data["kept"])
+        return (summary_message(str(data["summary"])), *kept)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _unreadable(session_id, seq, exc) from None
+
+
+def _unreadable(session_id: str, seq: int, exc: Exception) -> SessionError:
+    first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return SessionError(f"session {session_id[:8]}: entry {seq} cannot be read ({first_line})")
+
+
+def _preview(body: str | None) -> str:
+    if body is None:
+        return ""
+    try:
+        message = _MESSAGE.validate_json(body)
+    except ValidationError:
+        return ""
+    text = " ".join(message.content.split()) if isinstance(message, UserMessage) else ""
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1].rstrip() + "…"

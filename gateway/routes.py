@@ -1,0 +1,220 @@
+"""Inference routes: the Navigator standalone YAML schema, loaded and resolved.
+
+A routes file looks like::
+
+    routes:
+      - routing_hint: agent
+        endpoint: https://api.anthropic.com      # a trailing /v1 is tolerated
+        model: claude-sonnet-4-5
+        protocols: [anthropic_messages]           # and/or openai_chat_completions
+        api_key_env: ANTHROPIC_API_KEY            # or api_key: <literal>
+        enabled: true                             # optional, default true
+
+Unknown keys are ignored, as Navigator does. Keys are read once at start-up and
+held as `SecretStr`, so they never reach a repr, log line or error text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from navagent.core.errors import NavAgentError
+from navagent.core.messages import DEFAULT_ROUTING_HINT
+
+__all__ = [
+    "CHAT_PROTOCOLS",
+    "Route",
+    "RouteTable",
+    "RoutesError",
+    "load_routes",
+    "normalize_protocols",
+    "parse_routes",
+]
+
+CHAT_PROTOCOLS: tuple[str, ...] = ("openai_chat_completions", "anthropic_messages")
+"""Protocols the Chat service can speak, in order of preference."""
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+class RoutesError(NavAgentError):
+    """A routes file that cannot be used; the text names file, route and field."""
+
+
+def normalize_protocols(protocols: Sequence[str]) -> tuple[str, ...]:
+    """Trim, ASCII-lowercase, drop empties and duplicates (first seen wins).
+
+    ASCII only, as Navigator does (Rust `to_ascii_lowercase`), so a name with
+    non-ASCII letters is kept as written rather than folded differently.
+    """
+    seen: dict[str, None] = {}
+    for protocol in protocols:
+        name = protocol.strip().translate(_ASCII_LOWER)
+        if name:
+            seen.setdefault(name, None)
+    return tuple(seen)
+
+
+class _RouteSpec(BaseModel):
+    """One entry as written in the file, before its key is resolved."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    routing_hint: str
+    endpoint: str
+    model: str
+    protocols: tuple[str, ...] = ()
+    api_key: SecretStr | None = None
+    api_key_env: str | None = None
+    enabled: bool = True
+    name: str | None = None
+
+    @field_validator("routing_hint", "endpoint", "model")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+    @field_validator("endpoint")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL, got {value!r}")
+        return value
+
+    @field_validator("protocols", mode="before")
+    @classmethod
+    def _normalize(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            return normalize_protocols([str(item) for item in value])
+        return value
+
+
+class Route(BaseModel):
+    """A usable route: its key resolved and its chat protocol chosen."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """The route's `name`, or `<hint>#<position>` when the file gives none."""
+    routing_hint: str
+    endpoint: str
+    model: str
+    protocols: tuple[str, ...]
+    api_key: SecretStr = Field(repr=False)
+    enabled: bool = True
+
+    @property
+    def chat_protocol(self) -> str | None:
+        """The protocol the Chat service uses for this route, if it has one."""
+        return next((p for p in CHAT_PROTOCOLS if p in self.protocols), None)
+
+
+class RouteTable:
+    """The routes of one file, resolvable by routing hint."""
+
+    def __init__(self, routes: Sequence[Route], *, source: str = "<routes>") -> None:
+        self.routes = tuple(routes)
+        self.source = source
+
+    def candidates(self, routing_hint: str) -> list[Route]:
+        """Enabled routes for `routing_hint` that speak a chat protocol, in file order."""
+        hint = routing_hint.strip() or DEFAULT_ROUTING_HINT
+        return [
+            route
+            for route in self.routes
+            if route.enabled and route.routing_hint == hint and route.chat_protocol is not None
+        ]
+
+    def no_route_message(self, routing_hint: str) -> str:
+        """Explain that no route serves `routing_hint` and how to add one."""
+        hint = routing_hint.strip() or DEFAULT_ROUTING_HINT
+        known = sorted({route.routing_hint for route in self.routes})
+        return (
+            f"no inference route for routing hint {hint!r}"
+            f" (routes file {self.source} has hints: {', '.join(known) or 'none'}). "
+            f"Add an enabled route with `routing_hint: {hint}` and `protocols:` listing "
+            f"{' or '.join(CHAT_PROTOCOLS)} to that file and restart the gateway."
+        )
+
+
+def parse_routes(
+    document: Any, *, source: str, environ: Mapping[str, str] | None = None
+) -> RouteTable:
+    """Validate a parsed YAML document and resolve every route's key.
+
+    Raises:
+        RoutesError: naming the file, the route (position and hint) and the field.
+    """
+    env = os.environ if environ is None else environ
+    if not isinstance(document, dict) or not isinstance(document.get("routes"), list):
+        raise RoutesError(f"{source}: expected a mapping with a `routes:` list")
+    routes = []
+    for position, entry in enumerate(document["routes"], start=1):
+        hint = entry.get("routing_hint") if isinstance(entry, dict) else None
+        where = f"{source}: route {position}" + (f" ({hint!r})" if hint else "")
+        if not isinstance(entry, dict):
+            raise RoutesError(f"{where}: expected a mapping, got {type(entry).__name__}")
+        try:
+            spec = _RouteSpec.model_validate(entry)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "route"
+            raise RoutesError(f"{where}: field {field!r}: {first['msg']}") from None
+        routes.append(_resolve(spec, where=where, position=position, environ=env))
+    return RouteTable(routes, source=source)
+
+
+def _resolve(spec: _RouteSpec, *, where: str, position: int, environ: Mapping[str, str]) -> Route:
+    if not spec.protocols:
+        raise RoutesError(f"{where}: field 'protocols': at least one protocol is required")
+    if spec.api_key is not None:
+        key = spec.api_key
+    elif spec.api_key_env:
+        value = environ.get(spec.api_key_env, "")
+        if not value:
+            raise RoutesError(
+                f"{where}: field 'api_key_env': environment variable {spec.api_key_env} is not set"
+            )
+        key = SecretStr(value)
+    else:
+        raise RoutesError(f"{where}: has neither 'api_key' nor 'api_key_env'")
+    return Route(
+        name=spec.name or f"{spec.routing_hint}#{position}",
+        routing_hint=spec.routing_hint,
+        endpoint=spec.endpoint,
+        model=spec.model,
+        protocols=spec.protocols,
+        api_key=key,
+        enabled=spec.enabled,
+    )
+
+
+def load_routes(path: Path, *, environ: Mapping[str, str] | None = None) -> RouteTable:
+    """Read and validate a routes file.
+
+    Raises:
+        RoutesError: the file cannot be read or parsed, or a route is invalid.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RoutesError(f"cannot read routes file {path}: {exc.strerror or exc}") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise RoutesError(f"{path}: not valid YAML{at}: {problem}") from None
+    return parse_routes(document, source=str(path), environ=environ)
