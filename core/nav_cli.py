@@ -195,9 +195,16 @@ class NavToolRunner:
             cwd: Working directory of the subprocess; None inherits ours.
 
         Raises:
-            ValueError: `cluster` is empty or looks like an option.
+            ValueError: `cluster` is empty or looks like an option, or a
+                timeout, grace or cap is out of range.
         """
         cluster_args(cluster)
+        if min(timeout_s, create_timeout_s) <= 0 or kill_grace_s < 0 or output_cap_bytes < 0:
+            raise ValueError(
+                "timeouts must be > 0, kill_grace_s and output_cap_bytes >= 0; got "
+                f"timeout_s={timeout_s}, create_timeout_s={create_timeout_s}, "
+                f"kill_grace_s={kill_grace_s}, output_cap_bytes={output_cap_bytes}"
+            )
         self.cli = os.fspath(cli)
         self.cluster = cluster
         self._confirm = confirm

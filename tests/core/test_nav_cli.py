@@ -466,6 +466,21 @@ def test_runner_refuses_an_unusable_cluster(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "option",
+    [
+        {"timeout_s": 0},
+        {"create_timeout_s": -1},
+        {"kill_grace_s": -0.1},
+        {"output_cap_bytes": -1},
+    ],
+    ids=["timeout", "create-timeout", "grace", "cap"],
+)
+def test_runner_refuses_limits_out_of_range(tmp_path: Path, option: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=f"{next(iter(option))}="):
+        NavToolRunner(tmp_path / "nav", cluster="demo", **option)
+
+
+@pytest.mark.parametrize(
     ("tool", "arguments", "status"),
     [
         ("sandbox_get", "{}", "invalid"),
