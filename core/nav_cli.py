@@ -10,7 +10,9 @@ non-zero exit, a newline and `Command exited with code: N`; an empty result beco
 `Command completed successfully (no output).` Two deliberate differences:
 ANSI escape sequences are stripped (the real `nav` writes colour codes even
 into pipes; they cost tokens and confuse models), and each stream is capped
-with a marker saying how many bytes were cut.
+(`DEFAULT_OUTPUT_CAP_BYTES`), keeping its first and last halves around a
+marker that counts the bytes cut: the head holds table headers, the tail the
+latest log lines and the final phase or error.
 """
 
 from __future__ import annotations
