@@ -1,0 +1,178 @@
+"""One accumulator of streamed message parts for every provider.
+
+The provider translators only map wire events to calls on `PartsAccumulator`;
+the accumulation itself (text, thinking blocks, tool calls keyed by the
+vendor's index or id) lives here once, as pydantic-ai's
+`ModelResponsePartsManager` does. It is the single place that decides what a
+finished `AssistantMessage` looks like:
+
+- text is every text piece, in arrival order, concatenated (Anthropic may send
+  several text blocks; the neutral message has one `content`, which is what
+  the anthropic SDK's `get_final_text()` returns too);
+- tool calls are in order of first appearance; `ToolCallStart.index` is the
+  position in that list, never the vendor's index;
+- the first non-empty `id`/`name` fragment of a call wins (OpenAI sends them
+  once; compatible servers that repeat them do not get them doubled);
+- arguments are the concatenated fragments, and no or empty arguments are
+  `"{}"`; a call the provider never named is an error, reported by
+  `message()`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Hashable
+
+from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart
+from navagent.core.messages import AssistantMessage, ThinkingPart, ToolCall
+
+__all__ = ["IncompleteToolCallError", "PartsAccumulator"]
+
+# Text deltas are the one neutral event made per SSE event. Calling the model's
+# validator directly still validates, but skips the BaseModel.__init__ frame
+# (about a third of the construction cost; see bench/translators.py).
+_text_delta = TextDelta.__pydantic_validator__.validate_python
+
+
+class IncompleteToolCallError(ValueError):
+    """A tool call ended without a name; the message names the call."""
+
+
+class _ToolCallState:
+    __slots__ = ("arguments", "id", "index", "name", "started")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.id = ""
+        self.name = ""
+        self.arguments: list[str] = []
+        self.started = False
+
+
+class _ThinkingState:
+    __slots__ = ("redacted_data", "signature", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.signature = ""
+        self.redacted_data = ""
+
+
+class PartsAccumulator:
+    """Mutable state of one streamed assistant message; one per response."""
+
+    __slots__ = ("_calls", "_calls_by_key", "_text", "_thinking", "_thinking_by_key")
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: list[_ToolCallState] = []
+        self._calls_by_key: dict[Hashable, _ToolCallState] = {}
+        self._thinking: list[_ThinkingState] = []
+        self._thinking_by_key: dict[Hashable, _ThinkingState] = {}
+
+    # --- text ------------------------------------------------------------
+
+    def text(self, text: str) -> TextDelta:
+        """Record a visible text piece and return its delta event."""
+        self._text.append(text)
+        return _text_delta({"text": text})  # type: ignore[no-any-return]
+
+    # --- thinking --------------------------------------------------------
+
+    def thinking(self, key: Hashable, text: str) -> ThinkingDelta | None:
+        """Record reasoning text for block `key`; a delta event unless `text` is empty."""
+        self._thinking_part(key).text.append(text)
+        return ThinkingDelta(text=text) if text else None
+
+    def thinking_signature(self, key: Hashable, signature: str) -> None:
+        """Set the signature of thinking block `key` (the provider sends it whole)."""
+        self._thinking_part(key).signature = signature
+
+    def redacted_thinking(self, key: Hashable, data: str) -> None:
+        """Record a redacted thinking block, which arrives whole."""
+        self._thinking_part(key).redacted_data = data
+
+    def _thinking_part(self, key: Hashable) -> _ThinkingState:
+        part = self._thinking_by_key.get(key)
+        if part is None:
+            part = self._thinking_by_key[key] = _ThinkingState()
+            self._thinking.append(part)
+        return part
+
+    # --- tool calls ------------------------------------------------------
+
+    def tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        arguments: str | None = None,
+    ) -> ToolCallStart | None:
+        """Record one fragment of the tool call keyed `key` (the vendor's index or id).
+
+        Returns a `ToolCallStart` the first time the call's name is known. A
+        call whose id has not arrived by then gets a generated one, as some
+        OpenAI-compatible servers never send ids.
+        """
+        call = self._calls_by_key.get(key)
+        if call is None:
+            call = self._calls_by_key[key] = _ToolCallState(len(self._calls))
+            self._calls.append(call)
+        if id and not call.id:
+            call.id = id
+        if name and not call.name:
+            call.name = name
+        if arguments:
+            call.arguments.append(arguments)
+        if call.started or not call.name:
+            return None
+        call.started = True
+        if not call.id:
+            call.id = f"call_{uuid.uuid4().hex[:24]}"
+        return ToolCallStart(index=call.index, id=call.id, name=call.name)
+
+    def has_tool_call(self, key: Hashable) -> bool:
+        """True when a tool call is keyed `key`."""
+        return key in self._calls_by_key
+
+    def tool_call_arguments(self, key: Hashable) -> str:
+        """Return the arguments of call `key` so far, concatenated (may be "")."""
+        call = self._calls_by_key[key]
+        joined = "".join(call.arguments)
+        call.arguments = [joined] if joined else []
+        return joined
+
+    def set_tool_call_arguments(self, key: Hashable, arguments: str) -> None:
+        """Replace the arguments of call `key` (used when the provider finalises them)."""
+        self._calls_by_key[key].arguments = [arguments]
+
+    # --- result ----------------------------------------------------------
+
+    def message(self) -> AssistantMessage:
+        """Return the finished assistant message.
+
+        Raises:
+            IncompleteToolCallError: a tool call never received a name.
+        """
+        calls = []
+        for call in self._calls:
+            if not call.name:
+                raise IncompleteToolCallError(
+                    f"tool call {call.index} (id {call.id or 'unknown'!r}) ended without a name"
+                )
+            calls.append(
+                ToolCall(id=call.id, name=call.name, arguments="".join(call.arguments) or "{}")
+            )
+        return AssistantMessage(
+            content="".join(self._text),
+            tool_calls=tuple(calls),
+            thinking=tuple(
+                ThinkingPart(
+                    text="".join(part.text),
+                    signature=part.signature,
+                    redacted_data=part.redacted_data,
+                )
+                for part in self._thinking
+            ),
+        )

@@ -1,0 +1,19 @@
+"""Upstream URL construction shared by the request builders."""
+
+from __future__ import annotations
+
+__all__ = ["api_url"]
+
+
+def api_url(endpoint: str, path: str) -> str:
+    """Join a route's base URL and an API path under `/v1`.
+
+    Routes name the base URL as operators copy it from provider docs, with or
+    without a trailing `/` and with or without the `/v1` suffix; all of
+    `https://api.openai.com`, `https://api.openai.com/` and
+    `https://api.openai.com/v1/` give `https://api.openai.com/v1/<path>`.
+    """
+    base = endpoint.strip().rstrip("/")
+    if base.endswith("/v1"):
+        base = base[: -len("/v1")]
+    return f"{base}/v1/{path.lstrip('/')}"

@@ -1,0 +1,8 @@
+"""Anthropic Messages: request builder and stream translator."""
+
+from __future__ import annotations
+
+from navagent.gateway.anthropic.request import build_request
+from navagent.gateway.anthropic.stream import AnthropicStreamTranslator, error_from_response
+
+__all__ = ["AnthropicStreamTranslator", "build_request", "error_from_response"]

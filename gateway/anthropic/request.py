@@ -1,0 +1,167 @@
+"""Neutral `ChatRequest` -> Anthropic Messages request (pure).
+
+The Messages API is stricter than the neutral model, so this is where the
+conversation is reshaped:
+
+- every system message is lifted into the top-level `system` string, joined
+  with a blank line, in order (not only the last one);
+- assistant turns replay thinking blocks first (with their signatures;
+  redacted ones as `redacted_thinking`), then text, then `tool_use` blocks
+  whose `input` is the parsed arguments (`{}` when they are not a JSON
+  object);
+- tool results become `tool_result` blocks in a user turn; consecutive
+  results, and a user message right after them, share ONE user turn, because
+  roles must alternate. In a merged user turn the tool results come first, as
+  the API requires;
+- text that is empty or only whitespace is never sent as a text block (the
+  API rejects it); a message left with no blocks is dropped and its
+  neighbours merge;
+- `max_tokens` is required: `DEFAULT_MAX_TOKENS` when the request sets none.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, assert_never
+
+from navagent.core.messages import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    ThinkingPart,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from navagent.gateway._types import UpstreamRequest
+from navagent.gateway._urls import api_url
+from navagent.gateway.anthropic.wire import (
+    ContentBlockParam,
+    RequestBody,
+    RequestMessage,
+    ToolParam,
+    ToolUseBlockParam,
+)
+
+__all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "build_messages", "build_request"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+"""Sent when the request sets no `max_tokens`, which the Messages API requires."""
+
+
+def build_request(
+    request: ChatRequest, /, *, endpoint: str, model: str, api_key: str
+) -> UpstreamRequest:
+    """Build `POST {endpoint}/v1/messages` for `request` (model from the route)."""
+    body: RequestBody = {
+        "model": model,
+        "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": build_messages(request.messages),
+        "stream": True,
+    }
+    system = "\n\n".join(
+        message.content
+        for message in request.messages
+        if isinstance(message, SystemMessage) and message.content.strip()
+    )
+    if system:
+        body["system"] = system
+    if request.tools:
+        body["tools"] = [_tool(tool) for tool in request.tools]
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    return UpstreamRequest(
+        url=api_url(endpoint, "messages"),
+        headers={
+            "x-api-key": api_key,
+            "anthropic-version": ANTHROPIC_VERSION,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        },
+        body=dict(body),
+    )
+
+
+def build_messages(messages: tuple[Message, ...]) -> list[RequestMessage]:
+    """Map the non-system messages to strictly alternating Anthropic turns."""
+    turns: list[RequestMessage] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            continue
+        role, blocks = _turn(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] = _merge(turns[-1]["content"], blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _turn(
+    message: UserMessage | AssistantMessage | ToolResultMessage,
+) -> tuple[Literal["user", "assistant"], list[ContentBlockParam]]:
+    match message:
+        case UserMessage():
+            return "user", _text_blocks(message.content)
+        case AssistantMessage():
+            blocks: list[ContentBlockParam] = [
+                block for part in message.thinking if (block := _thinking(part)) is not None
+            ]
+            blocks += _text_blocks(message.content)
+            blocks += [_tool_use(call) for call in message.tool_calls]
+            return "assistant", blocks
+        case ToolResultMessage():
+            if message.content:
+                return "user", [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": message.tool_call_id,
+                        "content": message.content,
+                    }
+                ]
+            return "user", [{"type": "tool_result", "tool_use_id": message.tool_call_id}]
+        case _:
+            assert_never(message)
+
+
+def _merge(
+    earlier: list[ContentBlockParam], later: list[ContentBlockParam]
+) -> list[ContentBlockParam]:
+    """Join two same-role turns; tool results stay ahead of everything else."""
+    blocks = earlier + later
+    results = [block for block in blocks if block["type"] == "tool_result"]
+    if not results:
+        return blocks
+    return results + [block for block in blocks if block["type"] != "tool_result"]
+
+
+def _text_blocks(text: str) -> list[ContentBlockParam]:
+    return [{"type": "text", "text": text}] if text.strip() else []
+
+
+def _thinking(part: ThinkingPart) -> ContentBlockParam | None:
+    """Replay one reasoning block; an unsigned one cannot be verified and is dropped."""
+    if part.redacted_data:
+        return {"type": "redacted_thinking", "data": part.redacted_data}
+    if part.signature:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def _tool_use(call: ToolCall) -> ToolUseBlockParam:
+    return {
+        "type": "tool_use",
+        "id": call.id,
+        "name": call.name,
+        "input": call.parsed_arguments() or {},
+    }
+
+
+def _tool(tool: Tool) -> ToolParam:
+    param: ToolParam = {"name": tool.name, "input_schema": tool.parameters}
+    if tool.description:
+        param["description"] = tool.description
+    return param

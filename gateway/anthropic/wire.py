@@ -1,0 +1,189 @@
+"""Anthropic Messages wire shapes (https://docs.anthropic.com/en/api/messages-streaming).
+
+TypedDicts, not pydantic models: the stream translator runs once per SSE
+event and validating each event into models would cost more than the JSON
+parse itself. They document the shapes and type the request builder; the
+translator reads events defensively and reports a malformed one by name.
+New block, delta and event types appear regularly (server tools,
+citations, ...); the translator ignores what it does not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "ContentBlockParam",
+    "ErrorEvent",
+    "ErrorObject",
+    "MessageDelta",
+    "MessageDeltaEvent",
+    "MessageStartEvent",
+    "RedactedThinkingBlockParam",
+    "RequestBody",
+    "RequestMessage",
+    "StreamBlock",
+    "StreamDelta",
+    "StreamMessage",
+    "StreamUsage",
+    "TextBlockParam",
+    "ThinkingBlockParam",
+    "ToolParam",
+    "ToolResultBlockParam",
+    "ToolUseBlockParam",
+]
+
+
+# --- request ---------------------------------------------------------------
+
+
+class TextBlockParam(TypedDict):
+    """A text block; `text` is never empty (the API rejects empty text blocks)."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ThinkingBlockParam(TypedDict):
+    """A thinking block replayed unchanged with its signature."""
+
+    type: Literal["thinking"]
+    thinking: str
+    signature: str
+
+
+class RedactedThinkingBlockParam(TypedDict):
+    """A redacted thinking block replayed unchanged."""
+
+    type: Literal["redacted_thinking"]
+    data: str
+
+
+class ToolUseBlockParam(TypedDict):
+    """An assistant tool call; `input` is the parsed arguments object."""
+
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultBlockParam(TypedDict):
+    """A tool's output, inside a user message."""
+
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: NotRequired[str]
+
+
+ContentBlockParam = (
+    TextBlockParam
+    | ThinkingBlockParam
+    | RedactedThinkingBlockParam
+    | ToolUseBlockParam
+    | ToolResultBlockParam
+)
+
+
+class RequestMessage(TypedDict):
+    """One turn; roles strictly alternate, starting from user."""
+
+    role: Literal["user", "assistant"]
+    content: list[ContentBlockParam]
+
+
+class ToolParam(TypedDict):
+    """A client tool definition."""
+
+    name: str
+    description: NotRequired[str]
+    input_schema: dict[str, Any]
+
+
+class RequestBody(TypedDict):
+    """The `POST /v1/messages` body."""
+
+    model: str
+    max_tokens: int
+    messages: list[RequestMessage]
+    stream: Literal[True]
+    system: NotRequired[str]
+    tools: NotRequired[list[ToolParam]]
+    temperature: NotRequired[float]
+
+
+# --- stream ----------------------------------------------------------------
+
+
+class StreamUsage(TypedDict, total=False):
+    """Token counts; `message_delta` counts are cumulative and overwrite."""
+
+    input_tokens: int | None
+    output_tokens: int
+
+
+class StreamMessage(TypedDict, total=False):
+    """The message skeleton in `message_start`."""
+
+    id: str
+    model: str
+    usage: StreamUsage
+
+
+class MessageStartEvent(TypedDict):
+    """`message_start`: carries the input token count."""
+
+    type: Literal["message_start"]
+    message: StreamMessage
+
+
+class StreamBlock(TypedDict, total=False):
+    """`content_block_start.content_block`: text, tool_use, thinking, redacted_thinking, ..."""
+
+    type: str
+    text: str
+    id: str
+    name: str
+    input: dict[str, Any]
+    thinking: str
+    signature: str
+    data: str
+
+
+class StreamDelta(TypedDict, total=False):
+    """`content_block_delta.delta`: text_delta, input_json_delta, thinking_delta, ..."""
+
+    type: str
+    text: str
+    partial_json: str
+    thinking: str
+    signature: str
+
+
+class MessageDelta(TypedDict, total=False):
+    """`message_delta.delta`."""
+
+    stop_reason: str | None
+    stop_sequence: str | None
+
+
+class MessageDeltaEvent(TypedDict):
+    """`message_delta`: stop reason and the final output token count."""
+
+    type: Literal["message_delta"]
+    delta: MessageDelta
+    usage: StreamUsage
+
+
+class ErrorObject(TypedDict, total=False):
+    """The `error` object of an error event or error response."""
+
+    type: str
+    message: str
+
+
+class ErrorEvent(TypedDict):
+    """`error`: the stream failed (e.g. overloaded_error) and no message follows."""
+
+    type: Literal["error"]
+    error: ErrorObject

@@ -1,0 +1,8 @@
+"""OpenAI Chat Completions: request builder and stream translator."""
+
+from __future__ import annotations
+
+from navagent.gateway.openai.request import build_request
+from navagent.gateway.openai.stream import OpenAIStreamTranslator, error_from_response
+
+__all__ = ["OpenAIStreamTranslator", "build_request", "error_from_response"]

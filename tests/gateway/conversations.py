@@ -1,0 +1,89 @@
+"""Neutral conversations for the request builder tests: one representative, and a strategy."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from navagent.core.messages import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    ThinkingPart,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+SANDBOX_LIST = Tool(
+    name="sandbox_list",
+    description="List the sandboxes of a cluster.",
+    parameters={
+        "type": "object",
+        "properties": {"cluster": {"type": "string"}},
+        "required": ["cluster"],
+    },
+)
+SANDBOX_LOGS = Tool(
+    name="sandbox_logs",
+    parameters={"type": "object", "properties": {"name": {"type": "string"}}},
+)
+
+REPRESENTATIVE = ChatRequest(
+    messages=(
+        SystemMessage(content="You operate Navigator clusters."),
+        SystemMessage(content="Be brief."),
+        UserMessage(content="Which sandboxes run on dev, and what does web log?"),
+        AssistantMessage(
+            content="Let me look.",
+            thinking=(ThinkingPart(text="List first, then logs.", signature="sig-1"),),
+            tool_calls=(
+                ToolCall(id="call_1", name="sandbox_list", arguments='{"cluster": "dev"}'),
+                ToolCall(id="call_2", name="sandbox_logs", arguments='{"name": "web"}'),
+            ),
+        ),
+        ToolResultMessage(tool_call_id="call_1", content="web\napi"),
+        ToolResultMessage(tool_call_id="call_2", content="GET / 200"),
+        UserMessage(content="Also the api logs."),
+        AssistantMessage(tool_calls=(ToolCall(id="call_3", name="sandbox_logs", arguments=""),)),
+        ToolResultMessage(tool_call_id="call_3", content=""),
+    ),
+    tools=(SANDBOX_LIST, SANDBOX_LOGS),
+    max_tokens=1024,
+    temperature=0.2,
+)
+
+_text = st.sampled_from(["", " ", "\n\n", "hi", "Let me check.", "é 🦅"]) | st.text(max_size=8)
+_ids = st.text(alphabet="abcdefghij0123456789_", min_size=1, max_size=6)
+_arguments = st.sampled_from(["", "{}", '{"a": 1}', "not json", "[1]", '{"nested": {"b": [1]}}'])
+_calls = st.builds(ToolCall, id=_ids, name=_ids, arguments=_arguments)
+_thinking = st.builds(
+    ThinkingPart,
+    text=_text,
+    signature=st.sampled_from(["", "sig"]),
+    redacted_data=st.sampled_from(["", "", "opaque"]),
+)
+_messages: st.SearchStrategy[Message] = st.one_of(
+    st.builds(SystemMessage, content=_text),
+    st.builds(UserMessage, content=_text),
+    st.builds(
+        AssistantMessage,
+        content=_text,
+        tool_calls=st.lists(_calls, max_size=3).map(tuple),
+        thinking=st.lists(_thinking, max_size=2).map(tuple),
+    ),
+    st.builds(ToolResultMessage, tool_call_id=_ids, content=_text),
+)
+conversations = st.builds(
+    ChatRequest,
+    messages=st.lists(_messages, min_size=1, max_size=12).map(tuple),
+    max_tokens=st.none() | st.integers(1, 8192),
+    temperature=st.none() | st.floats(0, 2),
+)
+
+
+def dumps(body: object) -> str:
+    return json.dumps(body, sort_keys=True)

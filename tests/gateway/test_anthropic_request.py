@@ -1,0 +1,214 @@
+"""Neutral request -> Anthropic Messages request body."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from syrupy.assertion import SnapshotAssertion
+
+from navagent.core.messages import (
+    AssistantMessage,
+    ChatRequest,
+    SystemMessage,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from navagent.gateway.anthropic import build_request
+from navagent.gateway.anthropic.request import DEFAULT_MAX_TOKENS
+from tests.gateway.conversations import (
+    REPRESENTATIVE,
+    SANDBOX_LIST,
+    SANDBOX_LOGS,
+    conversations,
+    dumps,
+)
+from tests.gateway.streams import FAKE_KEY
+
+ENDPOINT = "https://api.anthropic.com"
+
+
+def body_of(request: ChatRequest):
+    return build_request(
+        request, endpoint=ENDPOINT, model="claude-sonnet-4-5", api_key=FAKE_KEY
+    ).body
+
+
+def test_anthropic_request_representative_body(snapshot: SnapshotAssertion) -> None:
+    upstream = build_request(REPRESENTATIVE, endpoint=ENDPOINT, model="claude-x", api_key=FAKE_KEY)
+    assert upstream.url == "https://api.anthropic.com/v1/messages"
+    assert upstream.body == snapshot
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    ["https://api.anthropic.com", "https://api.anthropic.com/", "https://api.anthropic.com/v1/"],
+)
+def test_anthropic_request_endpoint_with_or_without_v1(endpoint: str) -> None:
+    upstream = build_request(REPRESENTATIVE, endpoint=endpoint, model="m", api_key=FAKE_KEY)
+    assert upstream.url == "https://api.anthropic.com/v1/messages"
+
+
+def test_anthropic_request_every_system_message_is_lifted_and_joined() -> None:
+    request = ChatRequest(
+        messages=(
+            SystemMessage(content="First."),
+            UserMessage(content="hi"),
+            SystemMessage(content="  "),
+            SystemMessage(content="Second."),
+        )
+    )
+    body = body_of(request)
+    assert body["system"] == "First.\n\nSecond."
+    assert [m["role"] for m in body["messages"]] == ["user"]
+
+
+def test_anthropic_request_no_system_key_without_system_messages() -> None:
+    assert "system" not in body_of(ChatRequest(messages=(UserMessage(content="hi"),)))
+
+
+def test_anthropic_request_assistant_blocks_thinking_then_text_then_tool_use() -> None:
+    assistant = body_of(REPRESENTATIVE)["messages"][1]
+    assert assistant["role"] == "assistant"
+    assert assistant["content"] == [
+        {"type": "thinking", "thinking": "List first, then logs.", "signature": "sig-1"},
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "call_1", "name": "sandbox_list", "input": {"cluster": "dev"}},
+        {"type": "tool_use", "id": "call_2", "name": "sandbox_logs", "input": {"name": "web"}},
+    ]
+
+
+@pytest.mark.parametrize("arguments", ["", "{}", "not json", "[1, 2]", '"text"', "{"])
+def test_anthropic_request_tool_use_input_is_an_object(arguments: str) -> None:
+    request = ChatRequest(
+        messages=(
+            UserMessage(content="u"),
+            AssistantMessage(tool_calls=(ToolCall(id="t", name="n", arguments=arguments),)),
+        )
+    )
+    (block,) = body_of(request)["messages"][1]["content"]
+    assert block["input"] == {}
+
+
+def test_anthropic_request_redacted_and_unsigned_thinking() -> None:
+    thinking = (
+        ThinkingPart(redacted_data="opaque-bytes"),
+        ThinkingPart(text="unsigned: cannot be verified", signature=""),
+        ThinkingPart(text="", signature="sig-empty-text"),
+    )
+    request = ChatRequest(
+        messages=(UserMessage(content="u"), AssistantMessage(content="ok", thinking=thinking))
+    )
+    assert body_of(request)["messages"][1]["content"] == [
+        {"type": "redacted_thinking", "data": "opaque-bytes"},
+        {"type": "thinking", "thinking": "", "signature": "sig-empty-text"},
+        {"type": "text", "text": "ok"},
+    ]
+
+
+def test_anthropic_request_consecutive_tool_results_and_next_user_message_share_one_turn() -> None:
+    messages = body_of(REPRESENTATIVE)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert messages[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "call_1", "content": "web\napi"},
+        {"type": "tool_result", "tool_use_id": "call_2", "content": "GET / 200"},
+        {"type": "text", "text": "Also the api logs."},
+    ]
+    # An empty result carries no content rather than an empty one.
+    assert messages[4]["content"] == [{"type": "tool_result", "tool_use_id": "call_3"}]
+
+
+def test_anthropic_request_tool_results_stay_ahead_of_text_in_a_merged_turn() -> None:
+    request = ChatRequest(
+        messages=(
+            UserMessage(content="first"),
+            AssistantMessage(tool_calls=(ToolCall(id="t1", name="n"),)),
+            UserMessage(content="interjection"),
+            ToolResultMessage(tool_call_id="t1", content="done"),
+        )
+    )
+    turn = body_of(request)["messages"][2]["content"]
+    assert [block["type"] for block in turn] == ["tool_result", "text"]
+
+
+def test_anthropic_request_never_sends_empty_text_blocks() -> None:
+    request = ChatRequest(
+        messages=(
+            UserMessage(content="hi"),
+            AssistantMessage(content="", tool_calls=(ToolCall(id="t", name="n"),)),
+            ToolResultMessage(tool_call_id="t", content="r"),
+            UserMessage(content="   "),
+            AssistantMessage(content="\n\n"),
+            UserMessage(content="again"),
+        )
+    )
+    messages = body_of(request)["messages"]
+    assert '"text": ""' not in dumps(messages)
+    # The blank assistant turn disappears and the user turns around it merge.
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[2]["content"][-1] == {"type": "text", "text": "again"}
+
+
+def test_anthropic_request_max_tokens_default_and_options() -> None:
+    plain = body_of(ChatRequest(messages=(UserMessage(content="hi"),)))
+    assert plain["max_tokens"] == DEFAULT_MAX_TOKENS == 4096
+    assert "temperature" not in plain and "tools" not in plain
+    assert plain["stream"] is True
+    body = body_of(REPRESENTATIVE)
+    assert (body["max_tokens"], body["temperature"]) == (1024, 0.2)
+
+
+def test_anthropic_request_tools_shape() -> None:
+    assert body_of(REPRESENTATIVE)["tools"] == [
+        {
+            "name": "sandbox_list",
+            "description": "List the sandboxes of a cluster.",
+            "input_schema": SANDBOX_LIST.parameters,
+        },
+        {"name": "sandbox_logs", "input_schema": SANDBOX_LOGS.parameters},
+    ]
+
+
+def test_anthropic_request_headers_and_key_only_in_x_api_key() -> None:
+    upstream = build_request(REPRESENTATIVE, endpoint=ENDPOINT, model="m", api_key=FAKE_KEY)
+    assert upstream.headers["x-api-key"] == FAKE_KEY
+    assert upstream.headers["anthropic-version"] == "2023-06-01"
+    assert upstream.headers["content-type"] == "application/json"
+    assert [k for k, v in upstream.headers.items() if FAKE_KEY in v] == ["x-api-key"]
+    assert FAKE_KEY not in dumps(upstream.body)
+    assert FAKE_KEY not in repr(upstream)
+
+
+@settings(max_examples=500)
+@given(request=conversations)
+def test_anthropic_request_property_alternates_and_never_sends_empty_text(
+    request: ChatRequest,
+) -> None:
+    body = body_of(request)
+    messages = body["messages"]
+    roles = [m["role"] for m in messages]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    for message in messages:
+        blocks = message["content"]
+        assert blocks, "a turn with no blocks"
+        assert all(b["text"].strip() for b in blocks if b["type"] == "text")
+        kinds = [b["type"] for b in blocks]
+        if "tool_result" in kinds:  # tool results lead their user turn
+            assert message["role"] == "user"
+            assert kinds == sorted(kinds, key=lambda kind: kind != "tool_result")
+        for block in blocks:
+            if block["type"] == "tool_use":
+                assert isinstance(block["input"], dict)
+    # Nothing is lost: every call and every result is there, in order.
+    sent = [b for m in messages for b in m["content"]]
+    neutral = request.messages
+    assert [b["id"] for b in sent if b["type"] == "tool_use"] == [
+        c.id for m in neutral if isinstance(m, AssistantMessage) for c in m.tool_calls
+    ]
+    assert sorted(b["tool_use_id"] for b in sent if b["type"] == "tool_result") == sorted(
+        m.tool_call_id for m in neutral if isinstance(m, ToolResultMessage)
+    )
+    systems = [m.content for m in neutral if isinstance(m, SystemMessage) and m.content.strip()]
+    assert body.get("system", "") == "\n\n".join(systems)
+    assert FAKE_KEY not in dumps(body)

@@ -1,0 +1,124 @@
+"""The interface the gateway service builds on: `PROTOCOLS` and its members."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+
+import pytest
+
+from navagent.core.events import MessageComplete, StreamError, TurnEnd
+from navagent.core.messages import ChatRequest, UserMessage
+from navagent.gateway import protocols
+from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, UpstreamRequest
+from navagent.gateway.sse import SSEDecoder
+from tests.gateway.streams import FAKE_KEY, transcript
+
+TERMINATED = {
+    "openai_chat_completions": transcript("openai", "text_with_usage"),
+    "anthropic_messages": transcript("anthropic", "text_two_blocks"),
+}
+
+
+def test_protocols_names() -> None:
+    assert sorted(PROTOCOLS) == ["anthropic_messages", "openai_chat_completions"]
+    assert all(protocol.name == name for name, protocol in PROTOCOLS.items())
+
+
+def test_protocols_registry_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        PROTOCOLS["other"] = PROTOCOLS["anthropic_messages"]  # type: ignore[index]
+    with pytest.raises(FrozenInstanceError):
+        PROTOCOLS["anthropic_messages"].name = "openai_chat_completions"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_protocol_drives_a_whole_stream_the_documented_way(name: str) -> None:
+    protocol: ChatProtocol = PROTOCOLS[name]
+    upstream = protocol.build_request(
+        ChatRequest(messages=(UserMessage(content="hi"),)),
+        endpoint="http://localhost:1",
+        model="m",
+        api_key=FAKE_KEY,
+    )
+    assert upstream.body["stream"] is True
+    decoder, translator = SSEDecoder(), protocol.new_translator()
+    events = []
+    body = TERMINATED[name]
+    for start in range(0, len(body), 4096):
+        for sse in decoder.feed(body[start : start + 4096]):
+            events += translator.handle(sse)
+        if translator.done:
+            break
+    decoder.finish()
+    events += translator.finish()
+    assert isinstance(events[-2], TurnEnd) and isinstance(events[-1], MessageComplete)
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_protocol_translators_are_independent(name: str) -> None:
+    first, second = PROTOCOLS[name].new_translator(), PROTOCOLS[name].new_translator()
+    assert first is not second
+    (error,) = first.finish()
+    assert isinstance(error, StreamError) and first.done and not second.done
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_protocol_empty_body_is_a_truncated_stream(name: str) -> None:
+    translator = PROTOCOLS[name].new_translator()
+    (event,) = translator.finish()
+    assert isinstance(event, StreamError)
+    assert event.error.message.endswith(("before [DONE]", "before message_stop"))
+    assert event.error.retryable
+
+
+def test_upstream_request_repr_hides_headers() -> None:
+    request = UpstreamRequest(url="u", headers={"x-api-key": FAKE_KEY}, body={"a": 1})
+    assert FAKE_KEY not in repr(request) and "x-api-key" not in repr(request)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "navagent.gateway.sse",
+        "navagent.gateway.protocols",
+        "navagent.gateway.errors",
+        "navagent.gateway._parts",
+        "navagent.gateway._translator",
+        "navagent.gateway._types",
+        "navagent.gateway._urls",
+        "navagent.gateway.openai",
+        "navagent.gateway.openai.wire",
+        "navagent.gateway.openai.request",
+        "navagent.gateway.openai.stream",
+        "navagent.gateway.anthropic",
+        "navagent.gateway.anthropic.wire",
+        "navagent.gateway.anthropic.request",
+        "navagent.gateway.anthropic.stream",
+    ],
+)
+def test_gateway_module_exports_are_sorted_and_defined(module: str) -> None:
+    loaded = importlib.import_module(module)
+    exported = loaded.__all__
+    assert exported == sorted(exported)
+    assert all(hasattr(loaded, name) for name in exported)
+    public = {
+        name
+        for name, value in vars(loaded).items()
+        if not name.startswith("_")
+        and (inspect.isclass(value) or inspect.isfunction(value))
+        and getattr(value, "__module__", "") == loaded.__name__
+    }
+    assert public <= set(exported), public - set(exported)
+
+
+def test_gateway_never_imports_the_sdks() -> None:
+    source = "\n".join(
+        path.read_text(encoding="utf-8") for path in Path(protocols.__file__).parent.rglob("*.py")
+    )
+    for line in source.splitlines():
+        stripped = line.strip()
+        assert not stripped.startswith(("import openai", "import anthropic", "import httpx2"))
+        assert not stripped.startswith(("from openai", "from anthropic", "from httpx2"))
