@@ -22,6 +22,12 @@ app = typer.Typer(
 )
 
 
+def _register_commands() -> None:
+    from navagent.cli.gateway_cmd import gateway_app
+
+    app.add_typer(gateway_app, name="gateway")
+
+
 def _package_version() -> str:
     try:
         return version("nav-agent")
@@ -49,6 +55,9 @@ def _root(
     ] = False,
 ) -> None:
     """Operate a Navigator cluster with an LLM agent."""
+
+
+_register_commands()
 
 
 def main() -> None:

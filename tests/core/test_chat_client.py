@@ -34,7 +34,7 @@ from navagent.core.events import (
     Usage,
 )
 from navagent.core.messages import AssistantMessage, ChatRequest, ToolCall, UserMessage
-from tests.core.certs import Pki, make_pki
+from tests.certs import Pki, make_pki
 from tests.core.fakes import TOOLS
 
 REQUEST = ChatRequest(messages=(UserMessage(content="hi"),), tools=TOOLS, max_tokens=64)

@@ -1,0 +1,90 @@
+"""`nav gateway serve`: run the Chat gRPC gateway."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+__all__ = ["gateway_app"]
+
+gateway_app = typer.Typer(help="Run the Chat gRPC gateway.", no_args_is_help=True)
+
+
+@gateway_app.command("serve")
+def serve(
+    listen: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT to listen on. [env: NAV_GATEWAY_LISTEN; default 127.0.0.1:50051]"
+        ),
+    ] = None,
+    routes: Annotated[
+        Path | None,
+        typer.Option(help="Routes YAML file. [env: NAV_GATEWAY_ROUTES]"),
+    ] = None,
+    auth_token_env: Annotated[
+        str | None,
+        typer.Option(
+            help="Require `authorization: Bearer <token>`, the token read from this variable."
+        ),
+    ] = None,
+    tls_cert: Annotated[Path | None, typer.Option(help="Server certificate (PEM).")] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="Server private key (PEM).")] = None,
+    tls_client_ca: Annotated[
+        Path | None,
+        typer.Option(help="Require client certificates signed by this CA (mutual TLS)."),
+    ] = None,
+    max_concurrent_streams: Annotated[
+        int | None, typer.Option(help="Streams served at once; more get RESOURCE_EXHAUSTED.")
+    ] = None,
+    max_request_bytes: Annotated[int | None, typer.Option(help="Largest request accepted.")] = None,
+    grace_period: Annotated[
+        float | None, typer.Option(help="Seconds in-flight streams get to finish on shutdown.")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Serve navigator.chat.v1.Chat, translating to the routes' providers."""
+    import asyncio
+    import logging
+
+    from pydantic import ValidationError
+
+    from navagent.gateway.routes import RoutesError, load_routes
+    from navagent.gateway.server import serve as run_gateway
+    from navagent.gateway.settings import GatewaySettings
+
+    overrides: dict[str, Any] = {
+        "listen": listen,
+        "routes": routes,
+        "auth_token_env": auth_token_env,
+        "tls_cert": tls_cert,
+        "tls_key": tls_key,
+        "tls_client_ca": tls_client_ca,
+        "max_concurrent_streams": max_concurrent_streams,
+        "max_request_bytes": max_request_bytes,
+        "grace_period_s": grace_period,
+    }
+    try:
+        settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        _fail(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
+    if settings.routes is None:
+        _fail("no routes file: pass --routes FILE or set NAV_GATEWAY_ROUTES")
+    logging.basicConfig(
+        level=log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        table = load_routes(settings.routes)
+        settings.auth_token()
+        asyncio.run(run_gateway(settings, table))
+    except (RoutesError, ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"nav gateway serve: {message}", err=True)
+    raise typer.Exit(2)

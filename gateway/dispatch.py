@@ -1,0 +1,136 @@
+"""Route selection, retries and failover for one Chat stream.
+
+The rule that shapes this module: a failure may be retried, or handed to the
+next candidate route, only while nothing has reached the client. Once an event
+has been yielded, any failure ends the stream with one `StreamError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+
+from navagent.core.errors import NavAgentError
+from navagent.core.events import ChatError, StreamError, StreamEvent
+from navagent.core.messages import ChatRequest
+from navagent.gateway.routes import Route, RouteTable
+from navagent.gateway.upstream import Upstream, UpstreamFailure
+
+__all__ = ["Dispatcher", "NoRouteError", "RetryPolicy", "StreamRecord"]
+
+
+class NoRouteError(NavAgentError):
+    """No enabled route serves the request's routing hint."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry one route before failing over."""
+
+    attempts_per_route: int = 3
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+    max_retry_after_s: float = 30.0
+    """A `retry-after` longer than this fails over instead of waiting."""
+
+    def delay(self, attempt: int, *, retry_after_s: float | None, rng: random.Random) -> float:
+        """Seconds to wait before retry number `attempt` (1-based).
+
+        The provider's `retry-after` wins when given; otherwise exponential
+        backoff with full jitter (AWS architecture blog, "Exponential Backoff
+        And Jitter"), so many clients retrying at once spread out.
+        """
+        if retry_after_s is not None:
+            return retry_after_s
+        return rng.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+
+@dataclass
+class StreamRecord:
+    """What the dispatcher did for one stream, for the gateway's log line."""
+
+    route: str = "-"
+    protocol: str = "-"
+    model: str = "-"
+    attempts: int = 0
+
+
+class Dispatcher:
+    """Serves a `ChatRequest` from the first candidate route that works."""
+
+    def __init__(
+        self,
+        routes: RouteTable,
+        upstream: Upstream,
+        *,
+        policy: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.routes = routes
+        self._upstream = upstream
+        self._policy = policy
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    async def stream(
+        self, request: ChatRequest, *, record: StreamRecord | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Yield the events of one completion, ending with a terminal event.
+
+        Raises:
+            NoRouteError: before yielding anything, when no route serves the hint.
+        """
+        record = record if record is not None else StreamRecord()
+        candidates = self.routes.candidates(request.routing_hint)
+        if not candidates:
+            raise NoRouteError(self.routes.no_route_message(request.routing_hint))
+        last_error: ChatError | None = None
+        for route in candidates:
+            attempt = 0
+            while attempt < self._policy.attempts_per_route:
+                attempt += 1
+                _note(record, route)
+                sent_any = False
+                try:
+                    # aclosing: an abandoned attempt closes its HTTP response now,
+                    # not whenever the generator happens to be collected.
+                    async with aclosing(self._upstream.stream(route, request)) as events:
+                        async for event in events:
+                            if not sent_any and isinstance(event, StreamError):
+                                # A failure reported inside the stream, before the
+                                # client saw anything: as good as an HTTP error.
+                                raise UpstreamFailure(event.error)
+                            sent_any = True
+                            yield event
+                    return
+                except UpstreamFailure as failure:
+                    if sent_any:
+                        yield StreamError(error=failure.error)
+                        return
+                    last_error = failure.error
+                    wait = self._retry_delay(failure, attempt)
+                    if wait is None:
+                        break
+                    await self._sleep(wait)
+        assert last_error is not None  # every candidate was tried at least once
+        yield StreamError(error=last_error)
+
+    def _retry_delay(self, failure: UpstreamFailure, attempt: int) -> float | None:
+        """Seconds to wait before retrying the same route, or None to fail over."""
+        policy = self._policy
+        if not failure.error.retryable or attempt >= policy.attempts_per_route:
+            return None
+        if failure.retry_after_s is not None and failure.retry_after_s > policy.max_retry_after_s:
+            return None
+        return policy.delay(attempt, retry_after_s=failure.retry_after_s, rng=self._rng)
+
+
+def _note(record: StreamRecord, route: Route) -> None:
+    record.route = route.name
+    record.protocol = route.chat_protocol or "-"
+    record.model = route.model
+    record.attempts += 1

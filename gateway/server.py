@@ -1,0 +1,243 @@
+"""The gateway process: a `grpc.aio` server with Chat, health and reflection.
+
+`Gateway` owns the lifecycle (start, graceful stop) and is embeddable: the
+`nav agent --demo` and the tests run it in-process on port 0. `serve` is the
+long-running entry point behind `nav gateway serve`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import grpc
+import httpx
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from navagent.gateway.dispatch import Dispatcher, RetryPolicy
+from navagent.gateway.routes import RouteTable
+from navagent.gateway.service import SERVICE_NAME, ChatService, chat_rpc_handler
+from navagent.gateway.settings import GatewaySettings
+from navagent.gateway.upstream import Timeouts, Upstream
+
+__all__ = ["BearerAuthInterceptor", "Gateway", "serve"]
+
+log = logging.getLogger("navagent.gateway")
+
+_HEALTH_PREFIX = "/grpc.health.v1.Health/"
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic only in the stubs
+
+
+class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
+    """Rejects calls without `authorization: Bearer <token>`; health stays open."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _Handler | None:
+        """Pass authorized calls and health checks through; answer others UNAUTHENTICATED."""
+        handler = await continuation(handler_call_details)
+        if handler is None or handler_call_details.method.startswith(_HEALTH_PREFIX):
+            return handler
+        if self._authorized(handler_call_details.invocation_metadata):
+            return handler
+        return _rejecting(handler)
+
+    def _authorized(self, metadata: Any) -> bool:
+        for key, value in metadata or ():
+            if key == "authorization":
+                given = value.encode() if isinstance(value, str) else bytes(value)
+                return hmac.compare_digest(given, self._expected)
+        return False
+
+
+def _rejecting(handler: _Handler) -> _Handler:
+    """A handler of the same shape as `handler` that answers UNAUTHENTICATED."""
+
+    async def deny(_request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await context.abort(
+            grpc.StatusCode.UNAUTHENTICATED,
+            "missing or invalid bearer token (send metadata `authorization: Bearer <token>`)",
+        )
+
+    serde = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(deny, **serde)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(deny, **serde)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(deny, **serde)
+    return grpc.unary_unary_rpc_method_handler(deny, **serde)
+
+
+def _server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | None:
+    if settings.tls_cert is None and settings.tls_key is None:
+        if settings.tls_client_ca is not None:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if settings.tls_cert is None or settings.tls_key is None:
+        raise ValueError("TLS needs both --tls-cert and --tls-key")
+    client_ca = _read(settings.tls_client_ca) if settings.tls_client_ca else None
+    return grpc.ssl_server_credentials(
+        [(_read(settings.tls_key), _read(settings.tls_cert))],
+        root_certificates=client_ca,
+        require_client_auth=client_ca is not None,
+    )
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+class Gateway:
+    """One gateway server: start it, serve, stop it gracefully."""
+
+    def __init__(
+        self,
+        settings: GatewaySettings,
+        routes: RouteTable,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.settings = settings
+        self.routes = routes
+        self._owns_client = http_client is None
+        self._http = http_client or httpx.AsyncClient(
+            limits=httpx.Limits(
+                max_connections=settings.max_upstream_connections,
+                max_keepalive_connections=settings.max_upstream_connections,
+            )
+        )
+        timeouts = Timeouts(
+            connect_s=settings.connect_timeout_s,
+            first_token_s=settings.first_token_timeout_s,
+            idle_s=settings.idle_timeout_s,
+        )
+        self.dispatcher = Dispatcher(
+            routes,
+            Upstream(self._http, timeouts=timeouts),
+            policy=RetryPolicy(attempts_per_route=settings.attempts_per_route),
+        )
+        self.service = ChatService(
+            self.dispatcher, max_concurrent_streams=settings.max_concurrent_streams
+        )
+        self._health = HealthServicer()
+        self._server: grpc.aio.Server | None = None
+        self.port: int | None = None
+
+    @property
+    def address(self) -> str:
+        """`host:port` the server is bound to (after `start`)."""
+        host = self.settings.listen.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def start(self) -> None:
+        """Bind and start serving.
+
+        Raises:
+            ValueError: TLS files missing or inconsistent.
+            RuntimeError: the address cannot be bound.
+        """
+        interceptors = []
+        token = self.settings.auth_token()
+        if token is not None:
+            interceptors.append(BearerAuthInterceptor(token))
+        server = grpc.aio.server(
+            interceptors=interceptors,
+            options=[
+                ("grpc.max_receive_message_length", self.settings.max_request_bytes),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
+        server.add_generic_rpc_handlers((chat_rpc_handler(self.service),))
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        reflection.enable_server_reflection(
+            (
+                SERVICE_NAME,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            ),
+            server,
+        )
+        credentials = _server_credentials(self.settings)
+        try:
+            if credentials is None:
+                port = server.add_insecure_port(self.settings.listen)
+            else:
+                port = server.add_secure_port(self.settings.listen, credentials)
+        except RuntimeError as exc:
+            raise RuntimeError(f"cannot listen on {self.settings.listen}: {exc}") from None
+        await server.start()
+        await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        self._server = server
+        self.port = port
+        hints = ", ".join(
+            f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
+            f"{'' if route.enabled else ' (disabled)'}"
+            for route in self.routes.routes
+        )
+        log.info(
+            "gateway ready on %s%s: %d route(s): %s",
+            self.address,
+            " (tls)" if credentials is not None else "",
+            len(self.routes.routes),
+            hints or "none",
+        )
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Stop accepting calls, let streams finish within the grace period, then end them.
+
+        Streams still running when the grace period ends receive an `error`
+        event (code `cancelled`, retryable) before the server closes.
+        """
+        server = self._server
+        if server is None:
+            return
+        grace = self.settings.grace_period_s if grace_s is None else grace_s
+        await self._health.enter_graceful_shutdown()
+        # stop() refuses new calls at once; its own grace is a backstop only.
+        stopping = asyncio.create_task(server.stop(grace + 5.0))
+        if not await self.service.wait_idle(grace):
+            log.info("grace period over: ending %d stream(s)", self.service.active_streams)
+            self.service.cancel_all()
+        await stopping
+        self._server = None
+        if self._owns_client:
+            await self._http.aclose()
+
+    async def wait_for_termination(self) -> None:
+        """Block until the server stops."""
+        if self._server is not None:
+            await self._server.wait_for_termination()
+
+
+async def serve(settings: GatewaySettings, routes: RouteTable) -> None:
+    """Run a gateway until SIGTERM or SIGINT, then shut down gracefully."""
+    gateway = Gateway(settings, routes)
+    await gateway.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    log.info("shutting down: %d stream(s) in flight", gateway.service.active_streams)
+    await gateway.stop()
+    log.info("gateway stopped")

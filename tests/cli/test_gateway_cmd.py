@@ -1,0 +1,95 @@
+"""`nav gateway serve` as users run it: a real process, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+NAV = str(Path(sys.executable).with_name("nav"))
+SECRET = "sk-test-cli-0123456789abcdefghij"
+
+
+def routes_file(tmp_path: Path, body: str | None = None) -> Path:
+    path = tmp_path / "routes.yaml"
+    path.write_text(
+        body
+        or "routes:\n  - routing_hint: agent\n    endpoint: http://127.0.0.1:9\n"
+        "    model: m\n    protocols: [openai_chat_completions]\n    api_key_env: CLI_TEST_KEY\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NAV, "gateway", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_serve_without_routes_says_how_to_give_them(monkeypatch) -> None:
+    monkeypatch.delenv("NAV_GATEWAY_ROUTES", raising=False)
+    result = run("--listen", "127.0.0.1:0")
+    assert result.returncode == 2
+    assert "pass --routes FILE or set NAV_GATEWAY_ROUTES" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_routes_file_names_the_variable(tmp_path: Path) -> None:
+    result = run(
+        "--listen", "127.0.0.1:0", "--routes", str(routes_file(tmp_path)), env={"CLI_TEST_KEY": ""}
+    )
+    assert result.returncode == 2
+    assert "environment variable CLI_TEST_KEY is not set" in result.stderr
+    assert str(tmp_path / "routes.yaml") in result.stderr
+
+
+def test_missing_auth_token_variable_is_reported(tmp_path: Path) -> None:
+    result = run(
+        "--routes",
+        str(routes_file(tmp_path)),
+        "--auth-token-env",
+        "NO_SUCH_TOKEN_VAR",
+        env={"CLI_TEST_KEY": SECRET},
+    )
+    assert result.returncode == 2
+    assert "NO_SUCH_TOKEN_VAR" in result.stderr
+
+
+def test_serve_logs_ready_answers_health_and_stops_on_sigterm(tmp_path: Path) -> None:
+    env = {**os.environ, "CLI_TEST_KEY": SECRET, "NAV_GATEWAY_ROUTES": str(routes_file(tmp_path))}
+    process = subprocess.Popen(
+        [NAV, "gateway", "serve", "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stderr is not None
+        ready = process.stderr.readline()
+        assert "gateway ready on 127.0.0.1:" in ready and "1 route(s)" in ready
+        port = int(ready.split("127.0.0.1:")[1].split(":")[0])
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=5
+            )
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        rest = process.communicate(timeout=15)[1]
+        assert process.returncode == 0
+        assert time.monotonic() - started < 10
+        assert "gateway stopped" in rest
+        assert SECRET not in ready + rest
+    finally:
+        process.kill()
