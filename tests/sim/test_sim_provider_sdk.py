@@ -310,7 +310,7 @@ def test_openai_sdk_raises_api_error_on_mid_stream_error(sim, oai) -> None:
         "param": None,
         "code": None,
     }
-    assert sim.requests[-1].events_sent == 4  # three events, then the error payload
+    assert sim.wait_idle()[-1].events_sent == 4  # three events, then the error payload
 
 
 def test_anthropic_sdk_raises_on_overloaded_mid_stream(sim, claude) -> None:
@@ -331,7 +331,8 @@ def test_sdks_raise_connection_error_on_reset(sim, oai, claude, provider) -> Non
     else:
         with pytest.raises(httpx2.TransportError):
             anthropic_stream(claude, [h.user("hello")])
-    assert sim.requests[-1].events_sent == 2 and sim.requests[-1].outcome == "fault"
+    (*_, last) = sim.wait_idle()
+    assert last.events_sent == 2 and last.outcome == "fault"
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
