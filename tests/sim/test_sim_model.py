@@ -69,6 +69,14 @@ def turn(request: str, *results: tuple[str, dict[str, Any], str]) -> list[Messag
         ),
         ("make me a new sandbox", [("sandbox_create", {})]),
         (
+            "create a sandbox named d-1 running python3 -c 'print(1)'",
+            [("sandbox_create", {"name": "d-1", "command": "python3 -c 'print(1)'"})],
+        ),
+        (
+            "create a sandbox named d-2 running `ls -l`",
+            [("sandbox_create", {"name": "d-2", "command": "ls -l"})],
+        ),
+        (
             "create a sandbox called job-1 and run echo hi, there",
             [("sandbox_create", {"name": "job-1", "command": "echo hi, there"})],
         ),
@@ -136,6 +144,11 @@ LISTED = turn("list my sandboxes", ("sandbox_list", {}, h.SANDBOX_LIST))
             [("sandbox_logs", {"name": "web"})],
         ),
         (LISTED, "describe gpu-trainer", [("sandbox_get", {"name": "gpu-trainer"})]),
+        (
+            LISTED,
+            "delete all my sandboxes",
+            [("sandbox_delete", {"name": n}) for n in ("dev-box", "py-worker", "gpu-trainer")],
+        ),
     ],
 )
 def test_references_resolve_to_names_seen_earlier(history, text, expected) -> None:
