@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from navagent.cli.sim_cmd import sim_app
+
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -20,6 +22,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+app.add_typer(sim_app, name="sim")
 
 
 def _register_commands() -> None:
