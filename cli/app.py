@@ -11,8 +11,6 @@ from typing import Annotated
 
 import typer
 
-from navagent.cli.sim_cmd import sim_app
-
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -23,13 +21,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-app.add_typer(sim_app, name="sim")
 
 
 def _register_commands() -> None:
     from navagent.cli.gateway_cmd import gateway_app
+    from navagent.cli.sim_cmd import sim_app
 
     app.add_typer(gateway_app, name="gateway")
+    app.add_typer(sim_app, name="sim")
 
 
 def _package_version() -> str:
