@@ -22,7 +22,6 @@ app = typer.Typer(
 )
 
 
-
 def _register_commands() -> None:
     from navagent.cli.gateway_cmd import gateway_app
     from navagent.cli.sim_cmd import sim_app
