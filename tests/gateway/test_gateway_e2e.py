@@ -75,10 +75,13 @@ async def collect(gateway: Gateway, request: pb.ChatStreamRequest) -> list[pb.Ch
         return [e async for e in chat_pb2_grpc.ChatStub(channel).ChatStream(request)]
 
 
-async def test_text_answer_streams_deltas_then_message(gateway: Gateway) -> None:
+async def test_text_answer_streams_deltas_then_message(
+    gateway: Gateway, provider: SimulatedProvider
+) -> None:
+    provider.pacing_ms = 5  # tokens slower than we forward them: each goes out alone
     events = await collect(gateway, ask("hello there"))
     deltas = [e.content_delta.text for e in events if e.WhichOneof("event") == "content_delta"]
-    assert len(deltas) > 3  # streamed word by word, not in one piece
+    assert len(deltas) > 10  # streamed word by word, not in one piece
     final = events[-1]
     assert final.WhichOneof("event") == "message"
     assert final.message.content == "".join(deltas) and final.message.content
