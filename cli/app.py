@@ -6,7 +6,6 @@ inside the command, so `nav --help` stays fast.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
@@ -33,6 +32,9 @@ def _register_commands() -> None:
 
 
 def _package_version() -> str:
+    # Imported here: importlib.metadata costs ~40 ms, and only --version needs it.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("nav-agent")
     except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
