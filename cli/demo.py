@@ -106,6 +106,17 @@ class DemoStack:
         self.tool_env: dict[str, str] = {}
         self.sessions_db = Path()
 
+    @property
+    def provider(self) -> SimulatedProvider:
+        """The running simulated provider (its request log shows what reached it).
+
+        Raises:
+            RuntimeError: the stack is not running.
+        """
+        if self._provider is None:
+            raise RuntimeError("the demo stack is not running")
+        return self._provider
+
     async def __aenter__(self) -> Self:
         try:
             await self._start()

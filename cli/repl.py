@@ -74,7 +74,8 @@ class PromptConfirm:
     """Asks y/N before a tool that changes the cluster runs (llm's `_approve_tool_call`).
 
     The `confirm` callback of `NavToolRunner`. The answer defaults to No;
-    Ctrl-C or Ctrl-D at the question also mean No.
+    Ctrl-C or Ctrl-D at the question also mean No (the turn goes on, and the
+    model is told the user declined).
     """
 
     def __init__(
@@ -97,10 +98,7 @@ class PromptConfirm:
             answer = await self._session.prompt_async("Run it? [y/N] ", handle_sigint=False)
         except (EOFError, KeyboardInterrupt):
             answer = ""
-        approved = answer.strip().lower() in {"y", "yes"}
-        if not approved:
-            self._err.print(Text("Not run.", style="yellow"))
-        return approved
+        return answer.strip().lower() in {"y", "yes"}
 
 
 async def run_repl(
@@ -179,7 +177,10 @@ class _Repl:
         self._console.print(Text("─" * 40, style="dim"))
 
     def _slash(self, text: str, state: SlashState) -> tuple[int | None, SlashState]:
-        state = replace(state, log=self._conversation.full_log())
+        try:
+            state = replace(state, log=self._conversation.full_log())
+        except Exception as exc:  # e.g. an unreadable session log: /history shows less
+            self._renderer.error(f"cannot read the conversation log: {exc}")
         result, new_state = handle_slash_command(text, state)
         if new_state.conversation != state.conversation:
             self._conversation.clear()
