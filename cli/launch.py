@@ -163,6 +163,7 @@ class _Launch:
         session, cluster = self._session_and_cluster(store, demo)
         cli, tool_env = (demo.nav_sim, demo.tool_env) if demo else (self._tool_binary(), None)
         client = await self._connect(stack, demo, token)
+        session = session or self._new_named_session(store, cluster=cluster)
         sink, confirm = self._output()
         try:
             runner = NavToolRunner(
@@ -252,12 +253,16 @@ class _Launch:
                     "yellow",
                 )
             )
-        if store is not None and o.session is not None and session is None:
-            try:
-                session = store.create(name=o.session, cluster=cluster)
-            except InvalidSessionNameError as exc:
-                raise StartupError(str(exc)) from None
         return session, cluster
+
+    def _new_named_session(self, store: SessionStore | None, *, cluster: str) -> SessionInfo | None:
+        """Create `--session NAME` when it does not exist yet (after the gateway answered)."""
+        if store is None or self.options.session is None:
+            return None
+        try:
+            return store.create(name=self.options.session, cluster=cluster)
+        except InvalidSessionNameError as exc:
+            raise StartupError(str(exc)) from None
 
     def _tool_binary(self) -> Path:
         try:

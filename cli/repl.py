@@ -159,7 +159,7 @@ class _Repl:
                     if code is not None:
                         return code
                     continue
-                await self._run_turn(line)
+                await self._run_turn(text)
 
     def _replay(self) -> None:
         resumed = self._conversation.resumed
@@ -195,8 +195,8 @@ class _Repl:
         try:
             await asyncio.wait([task])
         except asyncio.CancelledError:
-            task.cancel()
-            with contextlib.suppress(BaseException):
+            task.cancel()  # the REPL itself is being cancelled: take the turn down with it
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
             raise
         finally:
