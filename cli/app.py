@@ -6,7 +6,6 @@ inside the command, so `nav --help` stays fast.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
@@ -23,14 +22,19 @@ app = typer.Typer(
 
 
 def _register_commands() -> None:
+    from navagent.cli.agent_cmd import agent_app
     from navagent.cli.gateway_cmd import gateway_app
     from navagent.cli.sim_cmd import sim_app
 
+    app.add_typer(agent_app, name="agent")
     app.add_typer(gateway_app, name="gateway")
     app.add_typer(sim_app, name="sim")
 
 
 def _package_version() -> str:
+    # Imported here: importlib.metadata costs ~40 ms, and only --version needs it.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("nav-agent")
     except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree

@@ -1,0 +1,181 @@
+"""`nav agent` and `nav agent sessions`: typer wiring only.
+
+The group's callback runs the agent when no subcommand is given. Everything
+heavy (grpc, the gateway, prompt_toolkit) is imported inside the functions so
+`nav --help` stays fast; the work happens in `navagent.cli.launch`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+__all__ = ["agent_app"]
+
+agent_app = typer.Typer(
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+_CONNECTION = "Gateway connection"
+_SESSION = "Sessions"
+_MODE = "Input and output"
+_DEMO = "Demo"
+
+
+@agent_app.callback()
+def agent(
+    ctx: typer.Context,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Cluster the tools operate (else $NAVIGATOR_CLUSTER, else the"
+            " active_cluster file that `nav cluster use` writes).",
+            show_default=False,
+        ),
+    ] = None,
+    gateway: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST:PORT",
+            envvar="NAV_AGENT_GATEWAY",
+            help="The Chat gateway to talk to.",
+            rich_help_panel=_CONNECTION,
+        ),
+    ] = "127.0.0.1:50051",
+    tls_ca: Annotated[
+        Path | None,
+        typer.Option(
+            help="CA bundle (PEM) that signs the gateway's certificate; enables TLS.",
+            rich_help_panel=_CONNECTION,
+        ),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(help="Client certificate (PEM) for mutual TLS.", rich_help_panel=_CONNECTION),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option(help="Client private key (PEM) for mutual TLS.", rich_help_panel=_CONNECTION),
+    ] = None,
+    auth_token_env: Annotated[
+        str | None,
+        typer.Option(
+            metavar="VAR",
+            help="Send `authorization: Bearer <token>`, the token read from this variable.",
+            rich_help_panel=_CONNECTION,
+        ),
+    ] = None,
+    connect_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds to wait for the gateway at start-up.",
+            rich_help_panel=_CONNECTION,
+        ),
+    ] = 5.0,
+    routing_hint: Annotated[
+        str, typer.Option(help="Which gateway route answers.", rich_help_panel=_CONNECTION)
+    ] = "agent",
+    system_prompt: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Use this file's text as the system prompt."),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Create and delete sandboxes without asking first."),
+    ] = False,
+    max_iterations: Annotated[
+        int, typer.Option(min=1, help="Model calls per message before the agent stops.")
+    ] = 20,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Resume the session NAME, or start one with that name.",
+            rich_help_panel=_SESSION,
+        ),
+    ] = None,
+    continue_last: Annotated[
+        bool,
+        typer.Option(
+            "--continue", help="Resume the most recent session.", rich_help_panel=_SESSION
+        ),
+    ] = False,
+    prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--prompt",
+            "-p",
+            metavar="MESSAGE",
+            help="Answer one message and exit.",
+            rich_help_panel=_MODE,
+        ),
+    ] = None,
+    json_output: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the event stream as JSON lines (for scripts).",
+            rich_help_panel=_MODE,
+        ),
+    ] = False,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo",
+            help="Run everything locally, simulated: no keys, no network.",
+            rich_help_panel=_DEMO,
+        ),
+    ] = False,
+    demo_provider: Annotated[
+        Literal["openai", "anthropic"],
+        typer.Option(help="Wire format the simulated model speaks.", rich_help_panel=_DEMO),
+    ] = "openai",
+) -> None:
+    """Chat with an agent that operates your Navigator cluster through `nav`.
+
+    Interactive when stdin and stdout are terminals; otherwise each stdin line
+    is one message and only answers go to stdout. Try `nav agent --demo`.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from navagent.cli.launch import AgentOptions, run_agent
+
+    code = run_agent(
+        AgentOptions(
+            cluster=cluster,
+            gateway=gateway,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            auth_token_env=auth_token_env,
+            routing_hint=routing_hint,
+            system_prompt=system_prompt,
+            assume_yes=yes,
+            max_iterations=max_iterations,
+            session=session,
+            continue_last=continue_last,
+            prompt=prompt,
+            json_output=json_output,
+            demo=demo,
+            demo_provider=demo_provider,
+            connect_timeout_s=connect_timeout,
+        )
+    )
+    raise typer.Exit(code)
+
+
+@agent_app.command("sessions")
+def sessions(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print a JSON array instead of a table.")
+    ] = False,
+    limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 50,
+) -> None:
+    """List saved conversations, most recent first (resume one with --session)."""
+    from navagent.cli.sessions_view import show_sessions
+
+    raise typer.Exit(show_sessions(json_output=json_output, limit=limit))

@@ -1,0 +1,119 @@
+"""One REPL conversation: an `Agent` plus its session in the `SessionStore`.
+
+The REPL and the line modes talk to this, not to the agent directly, so that
+`/clear` can swap in a fresh agent and session and `/history` can read the
+full log (compacted turns included) from the store.
+
+A new unnamed session is created lazily, on the first message, so starting
+`nav agent` and leaving at once leaves no empty session behind; a named one
+(`--session NAME`) is created at once so a bad name fails before any work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from navagent.core.agent import Agent, ConversationRecorder
+from navagent.core.agent_events import TurnFinished
+from navagent.core.messages import Message
+from navagent.core.sessions import SessionInfo, SessionRecorder, SessionStore
+
+__all__ = ["AgentFactory", "Conversation"]
+
+AgentFactory = Callable[[Sequence[Message], ConversationRecorder | None], Agent]
+"""Builds an agent from a history to resume and the recorder to persist with."""
+
+
+class _LazyRecorder:
+    """A `ConversationRecorder` that creates its session on the first write."""
+
+    def __init__(self, store: SessionStore, *, cluster: str) -> None:
+        self._store = store
+        self._cluster = cluster
+        self._recorder: SessionRecorder | None = None
+        self.session: SessionInfo | None = None
+
+    def _target(self) -> SessionRecorder:
+        if self._recorder is None:
+            self.session = self._store.create(cluster=self._cluster)
+            self._recorder = self._store.recorder(self.session.id)
+        return self._recorder
+
+    def record_message(self, message: Message) -> None:
+        self._target().record_message(message)
+
+    def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
+        self._target().record_compaction(summary, kept)
+
+
+class Conversation:
+    """The agent and session the user is talking to right now."""
+
+    def __init__(
+        self,
+        make_agent: AgentFactory,
+        *,
+        store: SessionStore | None,
+        cluster: str,
+        session: SessionInfo | None = None,
+    ) -> None:
+        """Resume `session`, or start a new conversation when it is None.
+
+        Args:
+            make_agent: Builds the agent (client, runner, prompt, sink are its business).
+            store: Where sessions persist; None keeps nothing (the store could
+                not be opened).
+            cluster: Recorded with new sessions.
+            session: An existing session to resume (`--session`, `--continue`).
+
+        Raises:
+            SessionError: the session's log cannot be read.
+        """
+        self._make_agent = make_agent
+        self._store = store
+        self._cluster = cluster
+        self._lazy: _LazyRecorder | None = None
+        self._session = session
+        self.resumed: tuple[Message, ...] = ()
+        """The history the conversation started from (empty when new)."""
+        if session is not None and store is not None:
+            self.resumed = store.load_history(session.id)
+            self.agent = make_agent(self.resumed, store.recorder(session.id))
+        else:
+            self.agent = self._fresh_agent()
+
+    def _fresh_agent(self) -> Agent:
+        if self._store is None:
+            return self._make_agent((), None)
+        self._lazy = _LazyRecorder(self._store, cluster=self._cluster)
+        return self._make_agent((), self._lazy)
+
+    @property
+    def session(self) -> SessionInfo | None:
+        """The session being written to; None until a new one has its first message."""
+        if self._lazy is not None and self._lazy.session is not None:
+            return self._lazy.session
+        return self._session
+
+    @property
+    def label(self) -> str:
+        """How to name the session to the user (name, else short id, else "new")."""
+        session = self.session
+        return session.label if session is not None else "new"
+
+    async def send(self, text: str) -> TurnFinished:
+        """Run one turn (see `Agent.run_turn` for what it raises)."""
+        return await self.agent.run_turn(text)
+
+    def full_log(self) -> tuple[Message, ...]:
+        """Every message of this conversation, compacted ones included."""
+        session = self.session
+        if self._store is None or session is None:
+            return self.agent.history
+        return self._store.full_log(session.id)
+
+    def clear(self) -> None:
+        """Start a new conversation; the current session stays saved."""
+        self._session = None
+        self.resumed = ()
+        self.agent = self._fresh_agent()

@@ -1,0 +1,388 @@
+"""Starting `nav agent`: options in, a running REPL or line session out.
+
+`run_agent(options)` does, in order: check the options that need no I/O,
+start the demo stack (`--demo`), open the session store, pick the session and
+the cluster, find the tool binary, connect to the gateway (failing fast with
+one sentence when it cannot be reached), build the agent, and hand over to
+the interactive REPL (stdin and stdout are terminals) or to the line modes
+(`-p`, piped stdin, `--json`). Every resource is closed on the way out, in
+reverse order, whatever happens.
+
+A problem found before the conversation starts is a `StartupError`: one
+sentence on stderr and a non-zero status (2 for bad options, 1 for an
+unreachable gateway), never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from rich.console import Console
+from rich.text import Text
+
+from navagent.cli.batch import read_lines, run_lines, single_line
+from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
+from navagent.cli.conversation import Conversation
+from navagent.cli.demo import DEMO_CLUSTER, DemoProvider, DemoStack, demo_banner
+from navagent.cli.render import JsonLinesSink, TerminalRenderer
+from navagent.cli.repl import PromptConfirm, run_repl
+from navagent.cli.slash import SlashState
+from navagent.core.agent import DEFAULT_MAX_ITERATIONS, Agent, ConversationRecorder
+from navagent.core.agent_events import EventSink
+from navagent.core.chat_client import (
+    GatewayConfigError,
+    GatewayUnreachableError,
+    GrpcChatClient,
+    TlsConfig,
+)
+from navagent.core.compaction import CompactionPolicy
+from navagent.core.errors import NavAgentError
+from navagent.core.history import InvalidHistoryError
+from navagent.core.messages import Message
+from navagent.core.nav_cli import (
+    NAV_AGENT_CLI_ENV,
+    Confirm,
+    NavCliNotFoundError,
+    NavToolRunner,
+    resolve_nav_cli,
+)
+from navagent.core.prompts import default_system_prompt
+from navagent.core.sessions import (
+    InvalidSessionNameError,
+    SessionError,
+    SessionInfo,
+    SessionNotFoundError,
+    SessionStore,
+    default_db_path,
+)
+from navagent.core.tools import TOOLS, TOOLS_BY_NAME
+
+__all__ = ["DEFAULT_GATEWAY", "GATEWAY_ENV", "AgentOptions", "StartupError", "run_agent"]
+
+DEFAULT_GATEWAY = "127.0.0.1:50051"
+GATEWAY_ENV = "NAV_AGENT_GATEWAY"
+PROMPT_HISTORY_FILE = "prompt_history"
+DEMO_PACING_MS = 15.0
+"""Slow enough to watch the answer stream in the interactive demo."""
+DEMO_BATCH_PACING_MS = 0.0
+"""Nobody watches `-p` or piped output arrive; answer as fast as possible."""
+_CONFIRM_TOOLS = frozenset(name for name, spec in TOOLS_BY_NAME.items() if spec.needs_confirmation)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentOptions:
+    """Everything `nav agent` can be told (see `nav agent --help`)."""
+
+    cluster: str | None = None
+    gateway: str = DEFAULT_GATEWAY
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    auth_token_env: str | None = None
+    routing_hint: str = "agent"
+    system_prompt: Path | None = None
+    assume_yes: bool = False
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    session: str | None = None
+    continue_last: bool = False
+    prompt: str | None = None
+    json_output: bool = False
+    demo: bool = False
+    demo_provider: DemoProvider = "openai"
+    connect_timeout_s: float = 5.0
+
+
+class StartupError(NavAgentError):
+    """`nav agent` cannot start; the message is one sentence for the user."""
+
+    def __init__(self, message: str, *, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def run_agent(options: AgentOptions) -> int:
+    """Run `nav agent` to completion and return its exit status.
+
+    0 when the user leaves normally (or every `-p`/piped turn answered), 1
+    when a `-p`/piped turn failed or the gateway cannot be reached, 2 for
+    unusable options, 130 when interrupted outside a turn.
+    """
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    interactive = (
+        options.prompt is None
+        and not options.json_output
+        and sys.stdin.isatty()
+        and sys.stdout.isatty()
+    )
+    try:
+        return asyncio.run(_Launch(options, err, interactive=interactive).run())
+    except KeyboardInterrupt:
+        return 130
+
+
+class _Launch:
+    def __init__(self, options: AgentOptions, err: Console, *, interactive: bool) -> None:
+        self.options = options
+        self.err = err
+        self.interactive = interactive
+        self.notes: list[tuple[str, str]] = []
+        """(text, style) lines shown just before the conversation starts."""
+
+    async def run(self) -> int:
+        try:
+            async with AsyncExitStack() as stack:
+                return await self._run(stack)
+        except StartupError as exc:
+            self.err.print(Text(f"nav agent: {exc}", style="red"))
+            return exc.exit_code
+
+    async def _run(self, stack: AsyncExitStack) -> int:
+        o = self.options
+        if o.session is not None and o.continue_last:
+            raise StartupError("--session and --continue cannot be used together")
+        if o.prompt is not None and not o.prompt.strip():
+            raise StartupError("-p/--prompt needs a message")
+        custom_prompt = _read_text(o.system_prompt, "--system-prompt") if o.system_prompt else None
+        token = _read_token(o.auth_token_env) if o.auth_token_env and not o.demo else None
+        demo: DemoStack | None = None
+        if o.demo:
+            pacing = DEMO_PACING_MS if self.interactive else DEMO_BATCH_PACING_MS
+            demo = DemoStack(
+                provider=o.demo_provider, routing_hint=o.routing_hint, pacing_ms=pacing
+            )
+            await stack.enter_async_context(demo)
+        store = self._open_store(stack, demo)
+        session, cluster = self._session_and_cluster(store, demo)
+        cli, tool_env = (demo.nav_sim, demo.tool_env) if demo else (self._tool_binary(), None)
+        client = await self._connect(stack, demo, token)
+        session = session or self._new_named_session(store, cluster=cluster)
+        sink, confirm = self._output()
+        try:
+            runner = NavToolRunner(
+                cli, cluster=cluster, confirm=confirm, assume_yes=o.assume_yes, env=tool_env
+            )
+        except ValueError as exc:
+            raise StartupError(f"invalid cluster name {cluster!r}: {exc}") from None
+        system_prompt = custom_prompt or default_system_prompt(cluster)
+
+        def make_agent(history: Sequence[Message], recorder: ConversationRecorder | None) -> Agent:
+            return Agent(
+                client,
+                runner,
+                system_prompt=system_prompt,
+                tools=TOOLS,
+                sink=sink,
+                routing_hint=o.routing_hint,
+                max_iterations=o.max_iterations,
+                history=history,
+                recorder=recorder,
+                compaction=CompactionPolicy(),
+            )
+
+        try:
+            conversation = Conversation(make_agent, store=store, cluster=cluster, session=session)
+        except (SessionError, InvalidHistoryError) as exc:
+            raise StartupError(f"cannot resume the session: {exc}") from None
+        self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
+        if self.interactive:
+            assert isinstance(sink, TerminalRenderer)
+            return await run_repl(
+                conversation,
+                session=PromptSession(history=_prompt_history()),
+                console=sink.out,
+                renderer=sink,
+                slash_state=SlashState(
+                    tools=TOOLS, confirm_tools=_CONFIRM_TOOLS, assume_yes=o.assume_yes
+                ),
+            )
+        lines = single_line(o.prompt) if o.prompt is not None else read_lines(sys.stdin)
+        return await run_lines(conversation.send, lines, report=self._report)
+
+    # --- steps --------------------------------------------------------------
+
+    def _open_store(self, stack: AsyncExitStack, demo: DemoStack | None) -> SessionStore | None:
+        keep = self.options.session is not None or self.options.continue_last
+        path = demo.sessions_db if demo is not None and not keep else None
+        try:
+            store = SessionStore(path)
+        except SessionError as exc:
+            if keep:
+                raise StartupError(str(exc)) from None
+            self.notes.append((f"{exc}; this conversation will not be saved", "yellow"))
+            return None
+        stack.callback(store.close)
+        return store
+
+    def _session_and_cluster(
+        self, store: SessionStore | None, demo: DemoStack | None
+    ) -> tuple[SessionInfo | None, str]:
+        o = self.options
+        explicit = explicit_cluster(o.cluster, {} if demo else os.environ)
+        session: SessionInfo | None = None
+        if store is not None and o.session is not None:
+            try:
+                session = store.open(o.session)
+            except SessionNotFoundError:
+                session = None
+        elif store is not None and o.continue_last:
+            try:
+                session = store.open_last(cluster=explicit)
+            except SessionNotFoundError as exc:
+                raise StartupError(str(exc)) from None
+        recorded = session.cluster if session is not None else None
+        if demo is not None:
+            cluster = explicit or DEMO_CLUSTER
+        else:
+            try:
+                cluster = resolve_cluster(o.cluster, session_cluster=recorded)
+            except NoClusterError as exc:
+                raise StartupError(str(exc)) from None
+        if session is not None and recorded and recorded != cluster:
+            self.notes.append(
+                (
+                    f"session {session.label} was recorded on cluster {recorded};"
+                    f" it continues on {cluster}",
+                    "yellow",
+                )
+            )
+        return session, cluster
+
+    def _new_named_session(self, store: SessionStore | None, *, cluster: str) -> SessionInfo | None:
+        """Create `--session NAME` when it does not exist yet (after the gateway answered)."""
+        if store is None or self.options.session is None:
+            return None
+        try:
+            return store.create(name=self.options.session, cluster=cluster)
+        except InvalidSessionNameError as exc:
+            raise StartupError(str(exc)) from None
+
+    def _tool_binary(self) -> Path:
+        try:
+            cli = resolve_nav_cli()
+        except NavCliNotFoundError as exc:
+            raise StartupError(str(exc)) from None
+        if _is_own_nav(cli):
+            self.notes.append(
+                (
+                    f"note: the tools would run {cli}, which is nav-agent's own `nav` and has no"
+                    f" cluster commands; set {NAV_AGENT_CLI_ENV} to the Navigator CLI, or try"
+                    " `nav agent --demo`",
+                    "yellow",
+                )
+            )
+        return cli
+
+    async def _connect(
+        self, stack: AsyncExitStack, demo: DemoStack | None, token: str | None
+    ) -> GrpcChatClient:
+        o = self.options
+        tls = None
+        if demo is None and (o.tls_ca or o.tls_cert or o.tls_key):
+            tls = TlsConfig(ca_file=o.tls_ca, cert_file=o.tls_cert, key_file=o.tls_key)
+        target = demo.address if demo is not None else o.gateway
+        try:
+            client = GrpcChatClient(target, tls=tls, bearer_token=token)
+        except GatewayConfigError as exc:
+            raise StartupError(str(exc)) from None
+        stack.push_async_callback(client.aclose)
+        try:
+            await client.wait_ready(o.connect_timeout_s)
+        except GatewayUnreachableError as exc:
+            raise StartupError(
+                f"{exc}; start one with `nav gateway serve`, point --gateway at yours,"
+                " or try `nav agent --demo`",
+                exit_code=1,
+            ) from None
+        return client
+
+    def _output(self) -> tuple[EventSink, Confirm | None]:
+        o = self.options
+        if o.json_output:
+            return JsonLinesSink(sys.stdout), None
+        out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+        renderer = TerminalRenderer(out, self.err)
+        if not self.interactive or o.assume_yes:
+            return renderer, None
+        return renderer, PromptConfirm(PromptSession(), err=self.err, renderer=renderer)
+
+    def _introduce(
+        self, conversation: Conversation, *, cluster: str, target: str, demo: DemoStack | None
+    ) -> None:
+        o = self.options
+        if demo is not None:
+            banner = demo_banner(provider=o.demo_provider)
+            self.err.print(Text(banner if self.interactive else banner.splitlines()[0], "cyan"))
+        if self.interactive:
+            self.err.print(
+                Text(
+                    f"nav agent · cluster {cluster} · gateway {target} · session"
+                    f" {conversation.label} · /help for commands",
+                    style="dim",
+                )
+            )
+        elif conversation.resumed:
+            self.notes.append(
+                (
+                    f"resumed session {conversation.label} ({len(conversation.resumed)} messages)",
+                    "dim",
+                )
+            )
+        tools = " and ".join(sorted(_CONFIRM_TOOLS))
+        if o.assume_yes:
+            self.notes.append((f"--yes: {tools} run without asking", "yellow"))
+        elif not self.interactive:
+            self.notes.append(
+                (f"no terminal to ask: {tools} will be declined; pass --yes to allow them", "dim")
+            )
+        for text, style in self.notes:
+            self.err.print(Text(text, style=style))
+
+    def _report(self, message: str) -> None:
+        self.err.print(Text(f"error: {message}", style="bold red"))
+
+
+def _read_text(path: Path, option: str) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise StartupError(f"cannot read the {option} file {path}: {reason}") from None
+    if not text.strip():
+        raise StartupError(f"the {option} file {path} is empty")
+    return text
+
+
+def _read_token(variable: str) -> str:
+    token = os.environ.get(variable, "").strip()
+    if not token:
+        raise StartupError(f"--auth-token-env names {variable}, but that variable is not set")
+    return token
+
+
+def _is_own_nav(path: Path) -> bool:
+    """True when `path` is this package's `nav` console script (no cluster commands)."""
+    try:
+        with path.open("rb") as binary:
+            head = binary.read(4096)  # console scripts are tiny; a real nav is a big binary
+    except OSError:
+        return False
+    return b"navagent.cli.app" in head
+
+
+def _prompt_history() -> History:
+    """The REPL's line history, kept next to the session database."""
+    path = default_db_path().parent / PROMPT_HISTORY_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(path))

@@ -1,0 +1,333 @@
+"""Turning agent events into terminal output: the REPL's event sink.
+
+`TerminalRenderer` is the `EventSink` the agent reports to. It follows llm's
+split: the assistant's answer goes to stdout as it streams, everything else
+(spinner, tool traces, thinking, usage, notices, errors) goes to stderr, dimmed,
+so `nav agent -p ... > answer.txt` captures only the answer. `JsonLinesSink`
+is the machine-readable alternative for `--json`.
+
+The text is written with `Console.out` (no markup, no wrapping) because it
+arrives in fragments: rich's `Live(Markdown)` would re-render the whole answer
+on every delta and cannot stream into a pipe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import IO, Literal
+
+from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+
+from navagent.core.agent_events import (
+    AgentEvent,
+    AgentNotice,
+    ContextCompacted,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+from navagent.core.events import (
+    MessageComplete,
+    StreamError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStart,
+    TurnEnd,
+)
+from navagent.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from navagent.core.tools import ToolOutcome
+
+__all__ = [
+    "INTERRUPTED_NOTE",
+    "JsonLinesSink",
+    "TerminalRenderer",
+    "format_arguments",
+    "format_messages",
+    "format_outcome",
+]
+
+INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
+"""Shown when Ctrl-C cancels a turn (the history keeps the text, marked)."""
+_ARGUMENT_CHARS = 200
+_RESULT_PREVIEW_CHARS = 100
+
+_Stream = Literal["text", "thinking"]
+
+
+def format_arguments(call: ToolCall) -> str:
+    """One line for a call's arguments: `name=dev-box lines=20`, or the raw JSON if unusual.
+
+    Values that are not plain words are JSON-quoted, so spaces and quotes stay
+    unambiguous. Arguments that are not a JSON object are shown as sent.
+    """
+    parsed = call.parsed_arguments()
+    if parsed is None:
+        text = call.arguments
+    else:
+        parts = []
+        for key, value in parsed.items():
+            shown = value if isinstance(value, str) and _is_plain(value) else json.dumps(value)
+            parts.append(f"{key}={shown}")
+        text = " ".join(parts)
+    return text if len(text) <= _ARGUMENT_CHARS else text[: _ARGUMENT_CHARS - 1] + "…"
+
+
+def _is_plain(value: str) -> bool:
+    return bool(value) and all(char.isalnum() or char in "-_.:/@" for char in value)
+
+
+def format_outcome(outcome: ToolOutcome) -> Text:
+    """The line shown when a tool call ends: status, duration, exit code."""
+    name = outcome.call.name
+    took = f" · {outcome.duration_s:.2f} s" if outcome.duration_s else ""
+    match outcome.status:
+        case "ok":
+            return Text(f"  ✓ {name}{took} · exit 0", style="dim")
+        case "failed":
+            code = outcome.exit_code
+            status = f"exit {code}" if code is not None else _first_line(outcome.content)
+            return Text(f"  ✗ {name}{took} · {status}", style="dim red")
+        case "timeout":
+            return Text(f"  ✗ {name}{took} · timed out, killed", style="dim red")
+        case "declined":
+            return Text(f"  ✗ {name} · declined, not run", style="dim yellow")
+        case "cancelled":
+            return Text(f"  ✗ {name} · cancelled", style="dim yellow")
+        case "invalid" | "unknown_tool":
+            return Text(f"  ✗ {name} · refused: {_first_line(outcome.content)}", style="dim red")
+
+
+def _first_line(text: str, limit: int = _RESULT_PREVIEW_CHARS) -> str:
+    lines = text.strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def format_messages(messages: Sequence[Message]) -> Text:
+    """A conversation as readable lines: what was said, called and returned.
+
+    Used by `/history` and when a resumed session is replayed. Tool results
+    are cut to their first line; the full text is in the session database.
+    """
+    text = Text()
+    for message in messages:
+        match message:
+            case UserMessage():
+                text.append("you: ", style="bold cyan").append(message.content + "\n")
+            case AssistantMessage():
+                if message.content:
+                    text.append("agent: ", style="bold green").append(message.content + "\n")
+                for call in message.tool_calls:
+                    text.append(f"  → {call.name} {format_arguments(call)}".rstrip() + "\n", "dim")
+            case ToolResultMessage():
+                lines = message.content.strip().splitlines() or [""]
+                more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+                text.append(f"    {_first_line(message.content)}{more}\n", style="dim")
+            case SystemMessage():
+                text.append(f"[system] {_first_line(message.content)}\n", style="dim italic")
+    text.rstrip()
+    return text
+
+
+class TerminalRenderer:
+    """An `EventSink` that draws a turn on a terminal (or on plain pipes).
+
+    The REPL calls `begin_turn()` before sending a message and `end_turn()`
+    after the turn, whatever its outcome, and `pause()` before asking the
+    user anything mid-turn. Between those, every agent event goes through
+    `__call__`.
+    """
+
+    def __init__(self, out: Console, err: Console, *, spinner: bool | None = None) -> None:
+        """Draw on `out` (the answer) and `err` (everything else).
+
+        Args:
+            out: Receives the assistant's text only.
+            err: Receives spinner, tool lines, thinking, usage and notices.
+            spinner: Show a spinner while waiting; default: when `err` is a
+                terminal that can move the cursor.
+        """
+        self.out = out
+        self.err = err
+        self._spinner_enabled = (
+            err.is_terminal and not err.is_dumb_terminal if spinner is None else spinner
+        )
+        self._live: Live | None = None
+        self._open: _Stream | None = None
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._running_tools = 0
+
+    # --- turn lifecycle -----------------------------------------------------
+
+    def begin_turn(self) -> None:
+        """Reset the per-turn counters and show the spinner until the first token."""
+        self._input_tokens = self._output_tokens = 0
+        self._running_tools = 0
+        self._open = None
+        self._spin("thinking…")
+
+    def pause(self) -> None:
+        """Stop the spinner and end any open line, e.g. before a confirmation prompt."""
+        self._stop_spinner()
+        self._close_stream()
+
+    def end_turn(self) -> None:
+        """Stop the spinner and end the answer's line; safe to call twice."""
+        self.pause()
+
+    def error(self, message: str) -> None:
+        """Print a failure in one red line on stderr."""
+        self.pause()
+        self.err.print(Text(f"error: {message}", style="bold red"))
+
+    def note(self, message: str, *, style: str = "dim") -> None:
+        """Print a one-line remark on stderr (start-up notices, hints)."""
+        self.pause()
+        self.err.print(Text(message, style=style))
+
+    @property
+    def spinning(self) -> bool:
+        """True while the spinner is on screen."""
+        return self._live is not None
+
+    # --- the sink -----------------------------------------------------------
+
+    def __call__(self, event: AgentEvent) -> None:
+        """Draw one event; called by the agent loop, in order."""
+        match event:
+            case TextDelta():
+                self._write("text", event.text)
+            case ThinkingDelta():
+                self._write("thinking", event.text)
+            case ToolCallStart():
+                self._spin(f"preparing {event.name}…")
+            case TurnEnd():
+                self._input_tokens += event.usage.input_tokens
+                self._output_tokens += event.usage.output_tokens
+            case MessageComplete():
+                self._close_stream()
+            case StreamError():
+                pass  # the TurnFinished that follows says it once
+            case ToolStarted():
+                self._tool_started(event)
+            case ToolFinished():
+                self._tool_finished(event)
+            case ContextCompacted():
+                self.note(
+                    f"compacted {event.summarized_messages} older messages into a summary"
+                    f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens)"
+                )
+            case AgentNotice():
+                style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
+                self.note(event.text, style=style)
+            case TurnFinished():
+                self._turn_finished(event)
+
+    def _tool_started(self, event: ToolStarted) -> None:
+        self.pause()
+        call = event.call
+        self.err.print(Text(f"  → {call.name} {format_arguments(call)}".rstrip(), style="dim"))
+        self._running_tools += 1
+        self._spin(f"running {call.name}…")
+
+    def _tool_finished(self, event: ToolFinished) -> None:
+        self.pause()
+        self.err.print(format_outcome(event.outcome))
+        self._running_tools = max(self._running_tools - 1, 0)
+        # With every tool done, the loop asks the model again.
+        self._spin("running tools…" if self._running_tools else "thinking…")
+
+    def _turn_finished(self, event: TurnFinished) -> None:
+        self.pause()
+        match event.reason:
+            case "error" | "timeout":
+                self.err.print(Text(f"error: {event.message}", style="bold red"))
+            case "iteration_limit":
+                self.err.print(Text(event.message, style="yellow"))
+            case "cancelled":
+                self.err.print(Text(INTERRUPTED_NOTE, style="yellow"))
+            case "answered":
+                if event.message:
+                    self.err.print(Text(event.message, style="yellow"))
+        if self._input_tokens or self._output_tokens:
+            calls = f"{event.iterations} model calls · " if event.iterations > 1 else ""
+            self.err.print(
+                Text(
+                    f"{calls}{self._input_tokens:,} tokens in · {self._output_tokens:,} out",
+                    style="dim",
+                )
+            )
+
+    # --- drawing ------------------------------------------------------------
+
+    def _write(self, stream: _Stream, text: str) -> None:
+        if not text:
+            return
+        self._stop_spinner()
+        if self._open != stream:
+            self._close_stream()
+            self._open = stream
+        if stream == "text":
+            self.out.out(text, end="", highlight=False)
+        else:
+            self.err.out(text, end="", style="dim italic", highlight=False)
+
+    def _close_stream(self) -> None:
+        if self._open == "text":
+            self.out.out("", highlight=False)
+        elif self._open == "thinking":
+            self.err.out("", highlight=False)
+        self._open = None
+
+    def _spin(self, label: str) -> None:
+        if not self._spinner_enabled:
+            return
+        if self._live is not None:
+            self._live.update(Spinner("dots", text=Text(label, style="dim")))
+            return
+        self._close_stream()
+        # rich's Status is this Live; built directly to turn off its stdout
+        # redirection, which would send the answer's text to stderr.
+        self._live = Live(
+            Spinner("dots", text=Text(label, style="dim")),
+            console=self.err,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+            refresh_per_second=12.5,
+        )
+        self._live.start(refresh=True)
+
+    def _stop_spinner(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+
+class JsonLinesSink:
+    """An `EventSink` for `--json`: one JSON object per event on `stream`.
+
+    Each line is the event's own JSON (`kind` says which); lines are flushed
+    at once so a reading script sees text deltas as they arrive.
+    """
+
+    def __init__(self, stream: IO[str]) -> None:
+        """Write to `stream` (usually stdout)."""
+        self._stream = stream
+
+    def __call__(self, event: AgentEvent) -> None:
+        """Write one event as one line."""
+        self._stream.write(event.model_dump_json() + "\n")
+        self._stream.flush()

@@ -1,0 +1,236 @@
+"""The interactive `nav agent` REPL.
+
+`run_repl` is an async function that gets everything it touches injected -
+the prompt session (prompt_toolkit), the consoles and renderer (rich), the
+conversation - so tests drive it through a pipe input and capture consoles,
+with no terminal and no network (the clai / llm `_run_chat` pattern).
+
+Keys: Enter sends; Ctrl-C while a turn runs cancels that turn (the agent keeps
+the partial answer, marked, and answers every tool call) and returns to the
+prompt; Ctrl-C at the prompt clears the line; Ctrl-D on an empty line, `exit`,
+`quit` or `/exit` leave with status 0. Pasting several lines inserts them as
+one message (bracketed paste). An error inside a turn is printed in one red
+line and the loop goes on.
+
+While the prompt is shown the terminal is in raw mode and Ctrl-C arrives as a
+key; while a turn runs it is in cooked mode and Ctrl-C is a SIGINT, which a
+loop signal handler turns into cancelling the turn's task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+import signal
+from collections.abc import Awaitable, Iterator
+from dataclasses import replace
+from typing import Protocol
+
+from prompt_toolkit import PromptSession
+from rich.console import Console
+from rich.text import Text
+
+from navagent.cli.render import TerminalRenderer, format_messages
+from navagent.cli.slash import SlashState, handle_slash_command
+from navagent.core.errors import ChatFailedError
+from navagent.core.messages import Message, ToolCall
+
+__all__ = ["EXIT_WORDS", "PROMPT", "PromptConfirm", "ReplConversation", "run_repl"]
+
+PROMPT = "nav> "
+EXIT_WORDS = frozenset({"exit", "quit"})
+REPLAY_MESSAGES = 8
+"""How many messages of a resumed session are shown again at start."""
+
+
+class ReplConversation(Protocol):
+    """What the REPL needs from a conversation (`navagent.cli.conversation.Conversation`)."""
+
+    @property
+    def label(self) -> str:
+        """The session's name or short id."""
+        ...
+
+    @property
+    def resumed(self) -> tuple[Message, ...]:
+        """The history a resumed session starts from; empty for a new one."""
+        ...
+
+    def send(self, text: str) -> Awaitable[object]:
+        """Run one turn; raises `ChatFailedError` when it fails."""
+        ...
+
+    def full_log(self) -> tuple[Message, ...]:
+        """Everything said so far, compacted turns included."""
+        ...
+
+    def clear(self) -> None:
+        """Start a new conversation."""
+        ...
+
+
+class PromptConfirm:
+    """Asks y/N before a tool that changes the cluster runs (llm's `_approve_tool_call`).
+
+    The `confirm` callback of `NavToolRunner`. The answer defaults to No;
+    Ctrl-C or Ctrl-D at the question also mean No (the turn goes on, and the
+    model is told the user declined).
+    """
+
+    def __init__(
+        self, session: PromptSession[str], *, err: Console, renderer: TerminalRenderer
+    ) -> None:
+        """Ask through `session` (its own, so answers stay out of the line history)."""
+        self._session = session
+        self._err = err
+        self._renderer = renderer
+
+    async def __call__(self, call: ToolCall, argv: tuple[str, ...]) -> bool:
+        """Show the exact command and return True only for an explicit yes."""
+        self._renderer.pause()
+        self._err.print(
+            Text.assemble(
+                (f"{call.name} wants to run: ", "bold yellow"), (shlex.join(argv), "bold")
+            )
+        )
+        try:
+            answer = await self._session.prompt_async("Run it? [y/N] ", handle_sigint=False)
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        return answer.strip().lower() in {"y", "yes"}
+
+
+async def run_repl(
+    conversation: ReplConversation,
+    *,
+    session: PromptSession[str],
+    console: Console,
+    renderer: TerminalRenderer,
+    slash_state: SlashState | None = None,
+) -> int:
+    """Read messages and answer them until the user leaves; returns the exit status.
+
+    Args:
+        conversation: Who answers (an agent with its session).
+        session: Reads each line (history, editing, paste).
+        console: Where slash-command output and the resumed history go.
+        renderer: The agent's event sink; also prints errors and notes.
+        slash_state: Tools and flags the slash commands show.
+    """
+    repl = _Repl(conversation, session=session, console=console, renderer=renderer)
+    return await repl.run(slash_state or SlashState())
+
+
+class _Repl:
+    def __init__(
+        self,
+        conversation: ReplConversation,
+        *,
+        session: PromptSession[str],
+        console: Console,
+        renderer: TerminalRenderer,
+    ) -> None:
+        self._conversation = conversation
+        self._session = session
+        self._console = console
+        self._renderer = renderer
+        self._turn: asyncio.Task[object] | None = None
+
+    async def run(self, state: SlashState) -> int:
+        self._replay()
+        with self._sigint_cancels_turn():
+            while True:
+                try:
+                    line = await self._session.prompt_async(PROMPT, handle_sigint=False)
+                except KeyboardInterrupt:
+                    if not self._session.default_buffer.text.strip():
+                        self._renderer.note("(Ctrl-D or `exit` leaves)")
+                    continue
+                except EOFError:
+                    return 0
+                text = line.strip()
+                if not text:
+                    continue
+                if text.lower() in EXIT_WORDS:
+                    return 0
+                if text.startswith("/"):
+                    code, state = self._slash(text, state)
+                    if code is not None:
+                        return code
+                    continue
+                await self._run_turn(text)
+
+    def _replay(self) -> None:
+        resumed = self._conversation.resumed
+        if not resumed:
+            return
+        shown = resumed[-REPLAY_MESSAGES:]
+        skipped = f", the last {len(shown)} shown" if len(shown) < len(resumed) else ""
+        self._console.print(
+            Text(
+                f"Resuming session {self._conversation.label} ({len(resumed)} messages{skipped}):",
+                style="bold",
+            )
+        )
+        self._console.print(format_messages(shown))
+        self._console.print(Text("─" * 40, style="dim"))
+
+    def _slash(self, text: str, state: SlashState) -> tuple[int | None, SlashState]:
+        try:
+            state = replace(state, log=self._conversation.full_log())
+        except Exception as exc:  # e.g. an unreadable session log: /history shows less
+            self._renderer.error(f"cannot read the conversation log: {exc}")
+        result, new_state = handle_slash_command(text, state)
+        if new_state.conversation != state.conversation:
+            self._conversation.clear()
+        if result.output is not None:
+            self._console.print(result.output)
+        return result.exit_code, new_state
+
+    async def _run_turn(self, text: str) -> None:
+        self._renderer.begin_turn()
+        task: asyncio.Task[object] = asyncio.create_task(_await(self._conversation.send(text)))
+        self._turn = task
+        try:
+            await asyncio.wait([task])
+        except asyncio.CancelledError:
+            task.cancel()  # the REPL itself is being cancelled: take the turn down with it
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            raise
+        finally:
+            self._turn = None
+            self._renderer.end_turn()
+        if task.cancelled():
+            return  # the renderer showed the interrupted note
+        error = task.exception()
+        if error is None or isinstance(error, ChatFailedError):
+            return  # a failed completion was already shown by the renderer
+        message = str(error).strip().splitlines()
+        self._renderer.error(f"{type(error).__name__}: {message[0] if message else 'no details'}")
+
+    def interrupt(self) -> bool:
+        """Cancel the running turn; False when there is none."""
+        turn = self._turn
+        if turn is None or turn.done():
+            return False
+        turn.cancel()
+        return True
+
+    @contextlib.contextmanager
+    def _sigint_cancels_turn(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not main thread)
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _await(awaitable: Awaitable[object]) -> object:
+    return await awaitable

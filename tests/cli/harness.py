@@ -1,0 +1,148 @@
+"""Drive `run_repl` without a terminal: prompt_toolkit pipe input, rich capture consoles.
+
+`ReplDriver` starts the REPL as a task, types keys into the pipe when the
+test says so, and waits for text to show up in the transcript, so each test
+reads like a session: type, wait for output, type again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.input import PipeInput
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from navagent.cli.conversation import Conversation
+from navagent.cli.render import TerminalRenderer
+from navagent.cli.repl import PromptConfirm, run_repl
+from navagent.cli.slash import SlashState
+from navagent.core.agent import Agent, ConversationRecorder
+from navagent.core.messages import Message
+from navagent.core.sessions import SessionInfo, SessionStore
+from navagent.core.tools import TOOLS, ToolRunner
+
+NAV = str(Path(sys.executable).with_name("nav"))
+NAV_SIM = str(Path(sys.executable).with_name("nav-sim"))
+ENTER = "\r"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+
+
+def capture_console(file: io.StringIO, *, terminal: bool = False) -> Console:
+    """A console writing to `file`; `terminal=True` makes rich draw as on a TTY."""
+    return Console(
+        file=file,
+        force_terminal=terminal,
+        color_system="standard" if terminal else None,
+        width=120,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+class ReplDriver:
+    """One REPL run against a conversation built from a chat client and a tool runner."""
+
+    def __init__(
+        self,
+        pipe: PipeInput,
+        *,
+        client: Any,
+        runner_factory: Callable[[PromptConfirm], ToolRunner],
+        store: SessionStore | None = None,
+        session: SessionInfo | None = None,
+        terminal: bool = False,
+        assume_yes: bool = False,
+    ) -> None:
+        self.pipe = pipe
+        self.transcript = io.StringIO()
+        """stdout and stderr together, in the order they were written."""
+        console = capture_console(self.transcript, terminal=terminal)
+        self.renderer = TerminalRenderer(console, console)
+        self.confirm = PromptConfirm(
+            PromptSession(input=pipe, output=DummyOutput()), err=console, renderer=self.renderer
+        )
+        runner = runner_factory(self.confirm)
+
+        def make_agent(history: Sequence[Message], recorder: ConversationRecorder | None) -> Agent:
+            return Agent(
+                client,
+                runner,
+                system_prompt="You operate a Navigator cluster.",
+                tools=TOOLS,
+                sink=self.renderer,
+                history=history,
+                recorder=recorder,
+            )
+
+        self.conversation = Conversation(make_agent, store=store, cluster="demo", session=session)
+        self.session = PromptSession[str](input=pipe, output=DummyOutput())
+        self.console = console
+        self.slash_state = SlashState(tools=TOOLS, assume_yes=assume_yes)
+        self.task: asyncio.Task[int] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(
+            run_repl(
+                self.conversation,
+                session=self.session,
+                console=self.console,
+                renderer=self.renderer,
+                slash_state=self.slash_state,
+            )
+        )
+
+    def type(self, keys: str) -> None:
+        self.pipe.send_text(keys)
+
+    @property
+    def text(self) -> str:
+        return self.transcript.getvalue()
+
+    async def wait_for(self, needle: str, *, timeout: float = 10.0, after: int = 0) -> int:
+        """Wait until `needle` appears at or after offset `after`; return where it ends."""
+        async with asyncio.timeout(timeout):
+            while (found := self.text.find(needle, after)) < 0:
+                assert self.task is not None
+                if self.task.done():
+                    raise AssertionError(
+                        f"REPL ended (result {self.task.result()}) before {needle!r}:\n{self.text}"
+                    )
+                await asyncio.sleep(0.01)
+        return found + len(needle)
+
+    async def exit_code(self, *, timeout: float = 10.0) -> int:
+        assert self.task is not None
+        async with asyncio.timeout(timeout):
+            return await self.task
+
+
+def nav_sim_state(tmp_path: Path) -> dict[str, str]:
+    """The environment for nav-sim with a private state file."""
+    return {**os.environ, "NAV_SIM_STATE": str(tmp_path / "cluster.json")}
+
+
+def run_nav(
+    *args: str,
+    env: dict[str, str],
+    stdin: str | None = None,
+    timeout: float = 30,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `nav` console script as a user would."""
+    return subprocess.run(
+        [NAV, *args],
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )

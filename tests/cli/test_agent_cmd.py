@@ -1,0 +1,218 @@
+"""`nav agent` as scripts use it: real processes, `-p`, piped stdin, `--json`, sessions.
+
+Every run uses `--demo` (no keys, no network) unless the point is the
+gateway connection, and a private state dir so sessions never leak between
+tests or into the user's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter
+
+from navagent.cli.demo import DemoStack
+from navagent.core.agent_events import AgentEvent, TurnFinished
+from navagent.core.events import TextDelta
+from tests.cli.harness import NAV, NAV_SIM, run_nav
+
+SEEDED = ("dev-box", "gpu-trainer", "py-worker")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A clean environment: private state and config, no cluster or gateway preset."""
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"NAVIGATOR_CLUSTER", "NAV_AGENT_GATEWAY", "NAV_AGENT_CLI", "NAV_SIM_FAULT"}
+        and not key.startswith("NAV_GATEWAY_")
+    }
+    return {
+        **base,
+        "NAV_AGENT_STATE_DIR": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+
+
+def test_prompt_prints_only_the_answer_on_stdout(env) -> None:
+    result = run_nav("agent", "--demo", "-p", "list my sandboxes", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1
+    assert all(name in result.stdout for name in SEEDED)
+    assert "→ sandbox_list" in result.stderr and "✓ sandbox_list" in result.stderr
+    assert "simulation" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_piped_lines_are_one_message_each_and_deletes_are_declined(env) -> None:
+    result = run_nav(
+        "agent",
+        "--demo",
+        stdin="list my sandboxes\n\ndelete py-worker\nlist my sandboxes\n",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    answers = result.stdout.splitlines()
+    assert len(answers) == 3
+    assert "py-worker (Provisioning)" in answers[0]
+    assert "declined" in result.stderr and "pass --yes" in result.stderr
+    assert "py-worker (Provisioning)" in answers[2]  # nothing was deleted
+    assert "nav> " not in result.stdout + result.stderr
+
+
+def test_piped_with_yes_runs_the_delete(env) -> None:
+    result = run_nav(
+        "agent", "--demo", "--yes", stdin="delete py-worker\nlist my sandboxes\n", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--yes" in result.stderr
+    deleted, listing = result.stdout.splitlines()
+    assert "py-worker" in deleted
+    assert "py-worker (Deleting)" in listing
+
+
+def test_json_prints_parseable_events_and_nothing_else(env) -> None:
+    result = run_nav("agent", "--demo", "--json", "-p", "list my sandboxes", env=env)
+    assert result.returncode == 0, result.stderr
+    adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+    events = [adapter.validate_json(line) for line in result.stdout.splitlines()]
+    kinds = [event.kind for event in events]
+    assert isinstance(events[-1], TurnFinished) and events[-1].reason == "answered"
+    assert kinds.index("tool_started") < kinds.index("tool_finished") < kinds.index("text_delta")
+    text = "".join(event.text for event in events if isinstance(event, TextDelta))
+    assert all(name in text for name in SEEDED)
+
+
+def test_failed_turn_exits_1_with_one_red_line(env) -> None:
+    result = run_nav(
+        "agent", "--demo", "-p", "hello [sim-fault: error-mid-stream after=3]", env=env
+    )
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr
+
+
+def test_unreachable_gateway_is_one_sentence_and_exit_1(env, unused_tcp_port) -> None:
+    result = run_nav(
+        "agent",
+        "--cluster",
+        "demo",
+        "--gateway",
+        f"127.0.0.1:{unused_tcp_port}",
+        "--connect-timeout",
+        "0.5",
+        "-p",
+        "hi",
+        env={**env, "NAV_AGENT_CLI": NAV_SIM},
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert f"cannot reach the gateway at 127.0.0.1:{unused_tcp_port}" in result.stderr
+
+
+def test_gateway_comes_from_the_environment_variable(env, unused_tcp_port) -> None:
+    result = run_nav(
+        "agent",
+        "--cluster",
+        "demo",
+        "--connect-timeout",
+        "0.3",
+        "-p",
+        "hi",
+        env={**env, "NAV_AGENT_GATEWAY": f"127.0.0.1:{unused_tcp_port}", "NAV_AGENT_CLI": NAV_SIM},
+    )
+    assert result.returncode == 1
+    assert f"127.0.0.1:{unused_tcp_port}" in result.stderr
+
+
+def test_no_cluster_anywhere_is_one_sentence_and_exit_2(env) -> None:
+    result = run_nav("agent", "-p", "hi", env=env)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "no cluster selected" in result.stderr and "--demo" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--session", "a", "--continue"), "cannot be used together"),
+        (("--system-prompt", "/nonexistent/prompt.txt"), "cannot read the --system-prompt file"),
+        (("--auth-token-env", "NAV_TEST_UNSET_TOKEN", "--cluster", "x"), "is not set"),
+        (("--session", "bad name!"), "invalid session name"),
+        (("--continue",), "no saved session"),
+    ],
+)
+def test_bad_options_are_one_sentence_and_exit_2(env, args, message) -> None:
+    extra = () if "--cluster" in args else ("--demo",)
+    result = run_nav("agent", *extra, *args, "-p", "hi", env=env)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+
+def test_session_resume_by_name_continues_the_conversation(env) -> None:
+    first = run_nav("agent", "--demo", "--session", "work", "-p", "list my sandboxes", env=env)
+    assert first.returncode == 0, first.stderr
+    # "the first one" only makes sense with the earlier listing in the history.
+    second = run_nav("agent", "--demo", "--session", "work", "-p", "show the first one", env=env)
+    assert second.returncode == 0, second.stderr
+    assert "resumed session work (4 messages)" in second.stderr
+    assert "→ sandbox_get name=dev-box" in second.stderr
+    assert "dev-box" in second.stdout
+
+
+def test_continue_resumes_the_latest_session(env) -> None:
+    run_nav("agent", "--demo", "--session", "older", "-p", "list my sandboxes", env=env)
+    run_nav("agent", "--demo", "--session", "newer", "-p", "show the logs of gpu-trainer", env=env)
+    result = run_nav("agent", "--demo", "--continue", "-p", "show it", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "resumed session newer" in result.stderr
+    assert "→ sandbox_get name=gpu-trainer" in result.stderr
+
+
+def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
+    run_nav("agent", "--demo", "--session", "work", "-p", "list my sandboxes", env=env)
+    table = run_nav("agent", "sessions", env=env)
+    assert table.returncode == 0
+    row = next(line for line in table.stdout.splitlines() if line.strip().startswith("work"))
+    assert "demo" in row and "list my sandboxes" in row and " 4 " in row
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    assert [(s["name"], s["cluster"], s["message_count"]) for s in listed] == [("work", "demo", 4)]
+
+
+def test_demo_without_session_keeps_nothing(env) -> None:
+    run_nav("agent", "--demo", "-p", "list my sandboxes", env=env)
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    assert listed == []
+
+
+async def test_own_nav_as_tool_binary_is_pointed_out(env) -> None:
+    # Non-demo against a real (in-process) gateway with no NAV_AGENT_CLI: the
+    # tools would run this package's `nav`, which has no cluster commands.
+    async with DemoStack(pacing_ms=0) as demo:
+        process = await asyncio.create_subprocess_exec(
+            NAV,
+            "agent",
+            "--cluster",
+            "demo",
+            "--gateway",
+            demo.address,
+            "-p",
+            "list my sandboxes",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
+    err = stderr.decode()
+    assert process.returncode == 0, err
+    assert err.count("nav-agent's own `nav`") == 1 and "NAV_AGENT_CLI" in err
+    assert "✗ sandbox_list" in err  # our nav has no `sandbox list`
+    assert stdout.decode().count("\n") == 1

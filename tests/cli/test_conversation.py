@@ -1,0 +1,102 @@
+"""The REPL's conversation: lazy session creation, resume, /clear, and the full log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from navagent.cli.conversation import Conversation
+from navagent.core.agent import Agent, ConversationRecorder
+from navagent.core.compaction import summary_message
+from navagent.core.messages import AssistantMessage, Message, UserMessage
+from navagent.core.sessions import SessionInfo, SessionStore
+from tests.core.fakes import (
+    SYSTEM_PROMPT,
+    TOOLS,
+    FakeToolRunner,
+    ScriptedChatClient,
+    text_completion,
+)
+
+
+def factory(client: ScriptedChatClient):
+    def make_agent(history: Sequence[Message], recorder: ConversationRecorder | None) -> Agent:
+        return Agent(
+            client,
+            FakeToolRunner(),
+            system_prompt=SYSTEM_PROMPT,
+            tools=TOOLS,
+            history=history,
+            recorder=recorder,
+        )
+
+    return make_agent
+
+
+def current(conversation: Conversation) -> SessionInfo | None:
+    """The session now (a call, so type narrowing does not outlive a send)."""
+    return conversation.session
+
+
+async def test_conversation_creates_its_session_on_the_first_message(tmp_path) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    conversation = Conversation(
+        factory(ScriptedChatClient([text_completion("hi")])), store=store, cluster="demo"
+    )
+    assert current(conversation) is None and conversation.label == "new"
+    assert store.list_sessions() == []  # starting and leaving leaves nothing behind
+    await conversation.send("hello")
+    session = current(conversation)
+    assert session is not None and session.cluster == "demo"
+    assert conversation.label == session.id[:8]
+    assert [m.content for m in store.full_log(session.id)] == ["hello", "hi"]
+
+
+async def test_conversation_resume_continues_from_the_compacted_context(tmp_path) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    session = store.create(name="long", cluster="demo")
+    recorder = store.recorder(session.id)
+    old: list[Message] = [UserMessage(content="first"), AssistantMessage(content="first answer")]
+    kept: tuple[Message, ...] = (
+        UserMessage(content="second"),
+        AssistantMessage(content="second answer"),
+    )
+    for message in (*old, *kept):
+        recorder.record_message(message)
+    recorder.record_compaction("the user asked twice", kept)
+    client = ScriptedChatClient([text_completion("third answer")])
+    conversation = Conversation(factory(client), store=store, cluster="demo", session=session)
+    assert conversation.resumed == (summary_message("the user asked twice"), *kept)
+    assert conversation.label == "long"
+    await conversation.send("third")
+    # The model sees the compacted context; /history sees everything.
+    assert client.requests[0].messages[1:] == (*conversation.resumed, UserMessage(content="third"))
+    assert [m.content for m in conversation.full_log()] == [
+        "first",
+        "first answer",
+        "second",
+        "second answer",
+        "third",
+        "third answer",
+    ]
+
+
+async def test_conversation_clear_starts_fresh_and_keeps_the_old_session(tmp_path) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    client = ScriptedChatClient([text_completion("a"), text_completion("b")])
+    conversation = Conversation(factory(client), store=store, cluster="demo")
+    await conversation.send("one")
+    first = conversation.session
+    conversation.clear()
+    assert current(conversation) is None and conversation.full_log() == ()
+    await conversation.send("two")
+    second = current(conversation)
+    assert second is not None and first is not None and second.id != first.id
+    assert [m.content for m in store.full_log(first.id)] == ["one", "a"]
+
+
+async def test_conversation_without_a_store_still_answers(tmp_path) -> None:
+    client = ScriptedChatClient([text_completion("unsaved")])
+    conversation = Conversation(factory(client), store=None, cluster="demo")
+    await conversation.send("hello")
+    assert conversation.session is None
+    assert [m.content for m in conversation.full_log()] == ["hello", "unsaved"]

@@ -1,0 +1,185 @@
+"""The terminal sink: what goes to stdout (the answer only) and what to stderr."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from pydantic import TypeAdapter
+
+from navagent.cli.render import (
+    INTERRUPTED_NOTE,
+    JsonLinesSink,
+    TerminalRenderer,
+    format_arguments,
+    format_outcome,
+)
+from navagent.core.agent_events import (
+    AgentEvent,
+    AgentNotice,
+    ContextCompacted,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+from navagent.core.events import (
+    ChatError,
+    MessageComplete,
+    StreamError,
+    TextDelta,
+    ThinkingDelta,
+    TurnEnd,
+    Usage,
+)
+from navagent.core.messages import AssistantMessage, ToolCall
+from navagent.core.tools import ToolOutcome
+from tests.cli.harness import capture_console
+from tests.core.fakes import call
+
+
+class Screens:
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        self.err = io.StringIO()
+        self.renderer = TerminalRenderer(capture_console(self.out), capture_console(self.err))
+
+    def play(self, *events: AgentEvent) -> None:
+        self.renderer.begin_turn()
+        for event in events:
+            self.renderer(event)
+        self.renderer.end_turn()
+
+
+def outcome(status: str, *, content: str = "result text", **fields) -> ToolOutcome:
+    return ToolOutcome(
+        call=call("c1", "sandbox_get", name="dev-box"), status=status, content=content, **fields
+    )
+
+
+def test_render_answer_goes_to_stdout_and_everything_else_to_stderr() -> None:
+    screens = Screens()
+    tool_call = call("c1", "sandbox_get", name="dev-box")
+    screens.play(
+        ThinkingDelta(text="Let me look."),
+        ToolStarted(index=0, call=tool_call),
+        ToolFinished(index=0, outcome=outcome("ok", exit_code=0, duration_s=0.25)),
+        TextDelta(text="dev-box "),
+        TextDelta(text="is Ready."),
+        TurnEnd(finish_reason="stop", usage=Usage(input_tokens=1200, output_tokens=7)),
+        MessageComplete(message=AssistantMessage(content="dev-box is Ready.")),
+        TurnFinished(reason="answered", iterations=2),
+    )
+    assert screens.out.getvalue() == "dev-box is Ready.\n"
+    err = screens.err.getvalue().splitlines()
+    assert err == [
+        "Let me look.",
+        "  → sandbox_get name=dev-box",
+        "  ✓ sandbox_get · 0.25 s · exit 0",
+        "2 model calls · 1,200 tokens in · 7 out",
+    ]
+
+
+def test_render_usage_adds_up_every_completion_of_the_turn() -> None:
+    screens = Screens()
+    screens.play(
+        TurnEnd(finish_reason="tool_calls", usage=Usage(input_tokens=100, output_tokens=5)),
+        TurnEnd(finish_reason="stop", usage=Usage(input_tokens=250, output_tokens=20)),
+        TurnFinished(reason="answered", iterations=2),
+    )
+    assert "350 tokens in · 25 out" in screens.err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("finished", "expected"),
+    [
+        (
+            TurnFinished(
+                reason="error", message="the gateway is down", error=ChatError(message="x")
+            ),
+            "error: the gateway is down",
+        ),
+        (TurnFinished(reason="timeout", message="sent nothing for 60 s"), "error: sent nothing"),
+        (TurnFinished(reason="iteration_limit", message="stopped after 20"), "stopped after 20"),
+        (TurnFinished(reason="cancelled", message="turn cancelled"), INTERRUPTED_NOTE),
+    ],
+)
+def test_render_turn_endings_are_one_line_on_stderr(finished, expected) -> None:
+    screens = Screens()
+    screens.play(
+        TextDelta(text="partial"),
+        StreamError(error=ChatError(message="the gateway is down")),
+        finished,
+    )
+    assert screens.out.getvalue() == "partial\n"
+    err = screens.err.getvalue()
+    assert err.startswith(expected) and err.count("\n") == 1
+    assert err.count("the gateway is down") <= 1  # the StreamError is not shown twice
+
+
+def test_render_notices_and_compaction() -> None:
+    screens = Screens()
+    screens.play(
+        AgentNotice(level="warning", text="could not compact"),
+        ContextCompacted(
+            summarized_messages=12, kept_messages=4, tokens_before=101_000, tokens_after=9_000
+        ),
+    )
+    err = screens.err.getvalue()
+    assert "could not compact\n" in err
+    assert "compacted 12 older messages" in err and "~101,000 → ~9,000 tokens" in err
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (outcome("ok", exit_code=0, duration_s=1.5), "✓ sandbox_get · 1.50 s · exit 0"),
+        (outcome("failed", exit_code=1, duration_s=0.1), "✗ sandbox_get · 0.10 s · exit 1"),
+        (outcome("failed", content="Could not start the nav CLI"), "✗ sandbox_get · Could not"),
+        (outcome("timeout", duration_s=60.0), "✗ sandbox_get · 60.00 s · timed out, killed"),
+        (outcome("declined"), "✗ sandbox_get · declined, not run"),
+        (outcome("cancelled"), "✗ sandbox_get · cancelled"),
+        (outcome("invalid", content="bad name\nmore"), "✗ sandbox_get · refused: bad name"),
+        (outcome("unknown_tool", content="no such tool"), "✗ sandbox_get · refused: no such"),
+    ],
+)
+def test_render_outcome_line_names_status_duration_and_exit(result, expected) -> None:
+    line = format_outcome(result).plain
+    assert line.strip().startswith(expected)
+    assert "\n" not in line
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ("{}", ""),
+        ('{"name": "dev-box", "lines": 20}', "name=dev-box lines=20"),
+        ('{"command": "echo hi there"}', 'command="echo hi there"'),
+        ('{"name": ""}', 'name=""'),
+        ("not json", "not json"),
+        ("[1, 2]", "[1, 2]"),
+    ],
+)
+def test_render_arguments_on_one_unambiguous_line(arguments, expected) -> None:
+    assert format_arguments(ToolCall(id="c", name="t", arguments=arguments)) == expected
+
+
+def test_render_long_arguments_are_cut() -> None:
+    text = format_arguments(ToolCall(id="c", name="t", arguments=json.dumps({"x": "a" * 500})))
+    assert len(text) == 200 and text.endswith("…")
+
+
+def test_json_sink_writes_one_parseable_event_per_line() -> None:
+    events: list[AgentEvent] = [
+        TextDelta(text="hi\nthere"),
+        ToolStarted(index=0, call=call("c1")),
+        ToolFinished(index=0, outcome=outcome("declined", content="declined")),
+        TurnFinished(reason="answered", iterations=1),
+    ]
+    stream = io.StringIO()
+    sink = JsonLinesSink(stream)
+    for event in events:
+        sink(event)
+    lines = stream.getvalue().splitlines()
+    adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+    assert [adapter.validate_json(line) for line in lines] == events

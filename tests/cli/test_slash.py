@@ -1,0 +1,97 @@
+"""Slash commands: a pure function from (command, state) to (result, state)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pytest
+from rich.console import Console
+
+from navagent.cli.slash import SLASH_COMMANDS, SlashState, handle_slash_command
+from navagent.core.messages import AssistantMessage, ToolResultMessage, UserMessage
+from navagent.core.tools import TOOLS
+from tests.core.fakes import call
+
+LOG = (
+    UserMessage(content="list my sandboxes"),
+    AssistantMessage(tool_calls=(call("c1"),)),
+    ToolResultMessage(tool_call_id="c1", content="NAME  PHASE\ndev-box  Ready\npy-worker  Ready"),
+    AssistantMessage(content="You have 2 sandboxes."),
+)
+STATE = SlashState(tools=TOOLS, confirm_tools=frozenset({"sandbox_create", "sandbox_delete"}))
+
+
+def shown(result) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, color_system=None).print(result.output)
+    return buffer.getvalue()
+
+
+def test_slash_help_lists_every_command() -> None:
+    result, state = handle_slash_command("/help", STATE)
+    assert state is STATE and result.exit_code is None
+    text = shown(result)
+    for name in SLASH_COMMANDS:
+        assert name in text
+    assert "Ctrl-C" in text
+
+
+def test_slash_tools_lists_the_nine_tools_and_which_ask_first() -> None:
+    result, _ = handle_slash_command("/tools", STATE)
+    lines = shown(result).splitlines()
+    for tool in TOOLS:
+        assert any(line.strip().startswith(tool.name) for line in lines), tool.name
+    asking = {line.split()[0] for line in lines if "(asks first)" in line}
+    assert asking == {"sandbox_create", "sandbox_delete"}
+
+
+def test_slash_tools_says_yes_skips_the_question() -> None:
+    result, _ = handle_slash_command("/tools", replace(STATE, assume_yes=True))
+    text = shown(result)
+    assert "(asks first)" not in text and text.count("runs without asking") == 2
+
+
+def test_slash_clear_empties_the_log_and_bumps_the_conversation() -> None:
+    before = SlashState(tools=TOOLS, log=LOG, conversation=3)
+    result, after = handle_slash_command("/clear", before)
+    assert after.log == () and after.conversation == 4
+    assert after.tools == before.tools
+    assert result.exit_code is None and "new conversation" in shown(result)
+
+
+def test_slash_history_shows_calls_and_first_lines_of_results() -> None:
+    result, state = handle_slash_command("/history", SlashState(log=LOG))
+    text = shown(result)
+    assert state.log == LOG
+    assert "4 messages" in text
+    assert "you: list my sandboxes" in text
+    assert "→ sandbox_list" in text
+    assert "NAME  PHASE  (+2 lines)" in text
+    assert "dev-box  Ready" not in text
+    assert "agent: You have 2 sandboxes." in text
+
+
+def test_slash_history_of_an_empty_conversation_says_so() -> None:
+    result, _ = handle_slash_command("/history", SlashState())
+    assert "Nothing has been said" in shown(result)
+
+
+@pytest.mark.parametrize("command", ["/exit", "/quit", "/EXIT", "/exit now"])
+def test_slash_exit_leaves_with_status_0(command) -> None:
+    result, _ = handle_slash_command(command, STATE)
+    assert result.exit_code == 0 and result.output is None
+
+
+@pytest.mark.parametrize("command", ["/frobnicate", "/", "/ help"])
+def test_slash_unknown_command_gets_a_hint_and_changes_nothing(command) -> None:
+    result, state = handle_slash_command(command, STATE)
+    assert state is STATE and result.exit_code is None
+    text = shown(result)
+    assert "try /help" in text and "/history" in text
+
+
+def test_slash_arguments_after_the_command_are_ignored() -> None:
+    with_args, _ = handle_slash_command("/help me please", STATE)
+    plain, _ = handle_slash_command("/help", STATE)
+    assert shown(with_args) == shown(plain)
