@@ -93,7 +93,7 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
         missing = [p for p in PROVIDERS if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
-        typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<16}  {scenario.summary}")
+        typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<18}  {scenario.summary}")
     typer.echo(f"{len(scenarios)} scenarios")
 
 

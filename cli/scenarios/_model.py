@@ -39,7 +39,7 @@ Provider = Literal["openai", "anthropic"]
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
 
 SCENARIO_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-_RFC1123_LABEL = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+RFC1123_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 
 
 def _one_or_many(value: Any) -> Any:
@@ -59,7 +59,7 @@ class ScenarioModel(BaseModel):
 class SandboxSpec(ScenarioModel):
     """A sandbox added to the cluster before the conversation starts."""
 
-    name: str = Field(pattern=_RFC1123_LABEL)
+    name: str
     """Its name (an RFC 1123 label, as nav requires)."""
     phase: Literal["Provisioning", "Ready", "Error", "Deleting", "Unknown"] = "Ready"
     image: str = "ghcr.io/nvidia/navigator/sandbox:0.1.0"
@@ -70,6 +70,16 @@ class SandboxSpec(ScenarioModel):
     logs: tuple[str, ...] = ()
     """Its log lines (messages only), oldest first; one minute apart, the last
     one a minute before the scenario clock."""
+
+    @field_validator("name")
+    @classmethod
+    def _label(cls, name: str) -> str:
+        if not RFC1123_LABEL.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not a sandbox name: expected lowercase letters, digits and '-',"
+                " starting and ending with a letter or digit (at most 63)"
+            )
+        return name
 
 
 class ClusterSpec(ScenarioModel):
@@ -185,7 +195,7 @@ class Turn(ScenarioModel):
 class Scenario(ScenarioModel):
     """One conversation, replayed against every provider."""
 
-    id: str = Field(pattern=SCENARIO_ID.pattern)
+    id: str
     """Lowercase words joined by `-`; the file name and the cassette name."""
     description: str = Field(min_length=1)
     """What the conversation shows, for someone reading the list."""
@@ -195,6 +205,16 @@ class Scenario(ScenarioModel):
     turns: tuple[Turn, ...] = Field(min_length=1)
 
     _source: str = PrivateAttr(default="<scenario>")
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not SCENARIO_ID.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not a scenario id: expected lowercase letters, digits and '-'"
+                " (at most 63), e.g. create-then-delete"
+            )
+        return value
 
     @property
     def source(self) -> str:

@@ -173,8 +173,8 @@ async def _replay(
         problems.append(mismatch.summary)
         details = mismatch.details
     problems += check_transcript(job.scenario, transcript, job.provider)
-    unplayed = [index for index in range(len(cassette)) if cassette.play_counts[index] == 0]
-    if unplayed:
+    if not cassette.all_played:
+        unplayed = [index for index in range(len(cassette)) if cassette.play_counts[index] == 0]
         listed = ", ".join(
             f"#{index + 1} {loaded.requests[index].method} {loaded.requests[index].path}"
             for index in unplayed[:5]
