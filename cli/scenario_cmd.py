@@ -120,7 +120,7 @@ def replay(
     with the provider's responses played from the cassette and nav-sim as the
     cluster. No network, no keys.
     """
-    from navagent.cli.scenarios import plan_replays, replay_all
+    from navagent.cli.scenarios import ClusterError, plan_replays, replay_all
 
     scenarios = _load(paths)
     jobs = [
@@ -140,7 +140,10 @@ def replay(
                 typer.echo(f"      {problem}")
 
     started = time.perf_counter()
-    results = asyncio.run(replay_all(jobs, on_result=show))
+    try:
+        results = asyncio.run(replay_all(jobs, on_result=show))
+    except ClusterError as exc:
+        raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
     elapsed = time.perf_counter() - started
     typer.echo(f"{len(results) - failed} passed, {failed} failed in {elapsed:.1f}s")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import vcr
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vcr.cassette import Cassette
 from vcr.request import Request as VcrRequest
 
@@ -72,9 +72,9 @@ class CassetteSource(BaseModel):
     note: str
     """The same, in one plain sentence for whoever opens the file."""
     provider: Provider
-    endpoint: str
+    endpoint: str = Field(pattern=r"^https?://")
     """The base URL the route pointed at (`SIMULATED_ENDPOINT` for the simulator)."""
-    model: str
+    model: str = Field(min_length=1)
     """The model the route asked for; a replay asks for the same."""
     recorded: str
     """The date of the recording (for the simulator, its fixed clock's date)."""

@@ -114,3 +114,19 @@ def test_the_callers_nav_sim_settings_do_not_leak_in(
     monkeypatch.setenv("NAVIGATOR_CLUSTER", "offline")
     run = cluster.prepare(ClusterSpec(), tmp_path)
     assert "NAV_SIM_FAULT" not in run.env and "NAVIGATOR_CLUSTER" not in run.env
+
+
+async def test_a_nav_sim_that_cannot_run_fails_the_replay_with_the_reason(
+    copy_case, tmp_path: Path
+) -> None:
+    from navagent.cli.scenarios import load_scenario, replay_scenario
+
+    folder = copy_case("providers", providers=("openai",))
+    broken = SimulatedCluster(binary=tmp_path / "no-nav-sim")
+    result = await replay_scenario(
+        load_scenario(folder / "providers.yaml"), "openai", cluster=broken
+    )
+    assert not result.passed
+    assert result.reason.startswith(
+        f"{folder / 'providers.yaml'}: cannot run {tmp_path / 'no-nav-sim'}"
+    )

@@ -189,3 +189,18 @@ async def test_a_gateway_that_drops_thinking_blocks_fails_the_thinking_replay(
         "request 2 (POST /v1/messages) differs from the cassette: messages[1].content[0].type:"
         ' "thinking" -> "text"'
     )
+
+
+async def test_a_cassette_with_an_unusable_source_fails_alone(
+    copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    folder = copy_case("providers", providers=("openai",))
+    cassette = folder.parent / "cassettes" / "openai" / "providers.yaml"
+    edit_cassette(cassette, lambda data: data["metadata"]["source"].update(endpoint="ftp://x"))
+
+    result = await replay_scenario(
+        load_scenario(folder / "providers.yaml"), "openai", cluster=cluster
+    )
+
+    assert not result.passed
+    assert "has an invalid metadata.source.endpoint: String should match pattern" in result.reason
