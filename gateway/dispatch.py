@@ -78,8 +78,8 @@ class Dispatcher:
 
     async def stream(
         self, request: ChatRequest, *, record: StreamRecord | None = None
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """Yield the events of one completion, ending with a terminal event.
+    ) -> AsyncGenerator[list[StreamEvent], None]:
+        """Yield the events of one completion in batches; the last event is terminal.
 
         Raises:
             NoRouteError: before yielding anything, when no route serves the hint.
@@ -98,18 +98,19 @@ class Dispatcher:
                 try:
                     # aclosing: an abandoned attempt closes its HTTP response now,
                     # not whenever the generator happens to be collected.
-                    async with aclosing(self._upstream.stream(route, request)) as events:
-                        async for event in events:
-                            if not sent_any and isinstance(event, StreamError):
+                    async with aclosing(self._upstream.stream(route, request)) as batches:
+                        async for batch in batches:
+                            first = batch[0]
+                            if not sent_any and isinstance(first, StreamError):
                                 # A failure reported inside the stream, before the
                                 # client saw anything: as good as an HTTP error.
-                                raise UpstreamFailure(event.error)
+                                raise UpstreamFailure(first.error)
                             sent_any = True
-                            yield event
+                            yield batch
                     return
                 except UpstreamFailure as failure:
                     if sent_any:
-                        yield StreamError(error=failure.error)
+                        yield [StreamError(error=failure.error)]
                         return
                     last_error = failure.error
                     wait = self._retry_delay(failure, attempt)
@@ -117,7 +118,7 @@ class Dispatcher:
                         break
                     await self._sleep(wait)
         assert last_error is not None  # every candidate was tried at least once
-        yield StreamError(error=last_error)
+        yield [StreamError(error=last_error)]
 
     def _retry_delay(self, failure: UpstreamFailure, attempt: int) -> float | None:
         """Seconds to wait before retrying the same route, or None to fail over."""

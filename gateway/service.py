@@ -24,12 +24,14 @@ from navagent.core.events import (
     ChatError,
     MessageComplete,
     StreamError,
+    StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallStart,
     TurnEnd,
 )
 from navagent.core.messages import ChatRequest
+from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 
 __all__ = ["SERVICE_NAME", "ChatService", "chat_rpc_handler"]
@@ -154,21 +156,68 @@ class ChatService:
         context: grpc.aio.ServicerContext[object, object],
         stream_log: _StreamLog,
     ) -> None:
-        events = self._dispatcher.stream(request, record=stream_log.record)
-        async with aclosing(events):
-            async for event in events:
-                if stream_log.first_token is None and isinstance(event, _CONTENT_EVENTS):
-                    stream_log.first_token = time.monotonic()
-                if isinstance(event, TurnEnd):
-                    stream_log.input_tokens = event.usage.input_tokens
-                    stream_log.output_tokens = event.usage.output_tokens
-                elif isinstance(event, StreamError):
-                    stream_log.outcome = f"error:{event.error.code}"
-                elif isinstance(event, MessageComplete):
-                    stream_log.outcome = "ok"
-                if not extended and isinstance(event, _EXTENSION_EVENTS):
-                    continue
-                await context.write(event_to_proto(event))
+        """Forward the dispatcher's events to the client.
+
+        A reader task pulls from the provider while this coroutine writes: each
+        gRPC write is a round trip through gRPC's completion queue, far slower
+        than reading and translating a token. Whatever the reader collected
+        during one write goes out in the next, adjacent deltas merged, so a
+        fast provider costs a few large messages and a slow one still gets
+        every token forwarded the moment it arrives.
+        """
+        pending: list[StreamEvent] = []
+        arrived = asyncio.Event()
+        reader = asyncio.create_task(self._read(request, stream_log, pending, arrived))
+        try:
+            while not reader.done() or pending:
+                if not pending:
+                    await arrived.wait()
+                arrived.clear()
+                events = coalesce_deltas(pending[:])
+                pending.clear()
+                for event in events:
+                    _note(stream_log, event)
+                    if extended or not isinstance(event, _EXTENSION_EVENTS):
+                        await context.write(event_to_proto(event))
+            await reader  # re-raises what ended the reader early (NoRouteError)
+        finally:
+            if not reader.done():
+                reader.cancel()
+                await asyncio.wait([reader])
+
+    async def _read(
+        self,
+        request: ChatRequest,
+        stream_log: _StreamLog,
+        pending: list[StreamEvent],
+        arrived: asyncio.Event,
+    ) -> None:
+        try:
+            batches = self._dispatcher.stream(request, record=stream_log.record)
+            async with aclosing(batches):
+                async for batch in batches:
+                    writer_idle = not pending
+                    pending.extend(batch)
+                    arrived.set()
+                    if writer_idle:
+                        # httpx hands over buffered chunks without suspending, so
+                        # without this the writer would wait for the whole buffer.
+                        await asyncio.sleep(0)
+        finally:
+            arrived.set()
+
+
+def _note(stream_log: _StreamLog, event: StreamEvent) -> None:
+    """Update the stream's log facts with one outgoing event."""
+    if stream_log.first_token is None and isinstance(event, _CONTENT_EVENTS):
+        stream_log.first_token = time.monotonic()
+    if isinstance(event, TurnEnd):
+        stream_log.input_tokens = event.usage.input_tokens
+        stream_log.output_tokens = event.usage.output_tokens
+    elif isinstance(event, StreamError):
+        stream_log.outcome = f"error:{event.error.code}"
+    elif isinstance(event, MessageComplete):
+        stream_log.outcome = "ok"
 
 
 def chat_rpc_handler(service: ChatService) -> grpc.GenericRpcHandler:

@@ -31,6 +31,7 @@ from navagent.core.events import (
     ToolCallStart,
 )
 from navagent.core.messages import ChatRequest
+from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol
 from navagent.gateway.routes import Route
 from navagent.gateway.sse import SSEDecoder
@@ -96,8 +97,13 @@ class Upstream:
             raise ValueError(f"route {route.name} has no chat protocol")
         return PROTOCOLS[name]
 
-    async def stream(self, route: Route, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        """Yield the neutral events of one attempt; the last one is terminal.
+    async def stream(
+        self, route: Route, request: ChatRequest
+    ) -> AsyncGenerator[list[StreamEvent], None]:
+        """Yield the neutral events of one attempt, one non-empty batch per network read.
+
+        Adjacent deltas within a batch are merged (`coalesce_deltas`); the last
+        event of the last batch is terminal.
 
         Raises:
             UpstreamFailure: the attempt failed (connection, HTTP status,
@@ -123,10 +129,11 @@ class Upstream:
                     raise UpstreamFailure(
                         _scrubbed(failure.error, key), retry_after_s=failure.retry_after_s
                     )
-                async for event in _translate(protocol, response, first_token_deadline=deadline):
-                    if isinstance(event, StreamError):
-                        event = StreamError(error=_scrubbed(event.error, key))
-                    yield event
+                async for batch in _translate(protocol, response, first_token_deadline=deadline):
+                    last = batch[-1]
+                    if isinstance(last, StreamError):
+                        batch[-1] = StreamError(error=_scrubbed(last.error, key))
+                    yield batch
         except TimeoutError:
             limit = self._timeouts.first_token_s
             raise UpstreamFailure(
@@ -154,8 +161,10 @@ class Upstream:
 
 async def _translate(
     protocol: ChatProtocol, response: httpx.Response, *, first_token_deadline: float
-) -> AsyncGenerator[StreamEvent, None]:
+) -> AsyncGenerator[list[StreamEvent], None]:
     """Decode and translate a 200 body until the translator emits its terminal event.
+
+    Yields one batch per network read that produced events.
 
     Raises:
         TimeoutError: no content event before `first_token_deadline` (loop time).
@@ -174,17 +183,14 @@ async def _translate(
                     chunk = await anext(chunks)
         except StopAsyncIteration:
             break
-        for sse in decoder.feed(chunk):
-            for event in translator.handle(sse):
-                if deadline is not None and isinstance(event, _CONTENT_EVENTS):
-                    deadline = None
-                yield event
+        batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
+        if batch:
+            if deadline is not None and any(isinstance(e, _CONTENT_EVENTS) for e in batch):
+                deadline = None
+            yield coalesce_deltas(batch)
     if not translator.done:
-        for sse in decoder.finish():
-            for event in translator.handle(sse):
-                yield event
-        for event in translator.finish():
-            yield event
+        batch = [event for sse in decoder.finish() for event in translator.handle(sse)]
+        yield coalesce_deltas(batch + translator.finish())
 
 
 def _scrubbed(error: ChatError, key: str) -> ChatError:

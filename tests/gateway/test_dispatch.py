@@ -121,7 +121,9 @@ class Harness:
     async def run(
         self, request: ChatRequest = REQUEST, record: StreamRecord | None = None
     ) -> list[StreamEvent]:
-        return [event async for event in self.dispatcher.stream(request, record=record)]
+        batches = [batch async for batch in self.dispatcher.stream(request, record=record)]
+        assert all(batches), "a batch is never empty"
+        return [event for batch in batches for event in batch]
 
 
 def final_text(events: list[StreamEvent]) -> str:

@@ -1,0 +1,137 @@
+"""Our request builders and stream translators agree with the simulated provider.
+
+For each kind of stream the simulator emits, the request our gateway would
+send is accepted by the simulator, and the simulator's SSE bytes translate to
+exactly the message its model planned (the script it streamed): the same
+text, thinking, tool call ids, names and arguments, stop reason and usage.
+The SDK tests in test_provider_sdk.py prove the official clients agree too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import pytest
+
+from navagent.core.events import MessageComplete, StreamEvent, TurnEnd
+from navagent.core.messages import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from navagent.core.tools import TOOLS
+from navagent.fixtures.provider import SimHTTPError, simulate
+from navagent.gateway.protocols import PROTOCOLS
+from navagent.gateway.sse import SSEDecoder
+
+SANDBOXES = (
+    "NAME         NAMESPACE  CREATED              PHASE\n"
+    "dev-box      navigator  2026-03-04 17:02:11  Ready\n"
+    "gpu-trainer  navigator  2026-03-04 17:09:45  Error\n"
+)
+CONVERSATIONS: dict[str, tuple[Message, ...]] = {
+    "text": (SystemMessage(content="be brief"), UserMessage(content="hello there")),
+    "one-tool": (UserMessage(content="list my sandboxes"),),
+    "parallel-tools": (UserMessage(content="list my sandboxes and list providers"),),
+    "tool-arguments": (UserMessage(content="show me the logs of dev-box"),),
+    "after-tool-result": (
+        UserMessage(content="list my sandboxes"),
+        AssistantMessage(tool_calls=(ToolCall(id="call_a1", name="sandbox_list"),)),
+        ToolResultMessage(tool_call_id="call_a1", content=SANDBOXES),
+    ),
+    "non-ascii": (UserMessage(content="describe the sandbox named café-box ✓"),),
+}
+PROVIDERS = {"openai": "openai_chat_completions", "anthropic": "anthropic_messages"}
+
+
+def translate(protocol: str, frames: tuple[bytes, ...]) -> list[StreamEvent]:
+    decoder = SSEDecoder()
+    translator = PROTOCOLS[protocol].new_translator()
+    events: list[StreamEvent] = []
+    for frame in frames:
+        for sse in decoder.feed(frame):
+            events += translator.handle(sse)
+    for sse in decoder.finish():
+        events += translator.handle(sse)
+    return events + translator.finish()
+
+
+def round_trip(
+    provider: Literal["openai", "anthropic"], request: ChatRequest, model: str = "sim-1"
+):
+    protocol = PROTOCOLS[PROVIDERS[provider]]
+    outgoing = protocol.build_request(
+        request, endpoint="http://sim.test", model=model, api_key="sk-sim-agree"
+    )
+    reply = simulate(provider, outgoing.body)  # raises if the simulator rejects the request
+    events = translate(PROVIDERS[provider], reply.frames)
+    assert isinstance(events[-1], MessageComplete), events[-1]
+    turn_end = events[-2]
+    assert isinstance(turn_end, TurnEnd)
+    return reply, turn_end, events[-1].message
+
+
+def assert_same(message: AssistantMessage, script) -> None:
+    assert message.content == script.text_content
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        (c.id, c.name, json.loads(c.arguments or "{}")) for c in script.calls
+    ]
+
+
+@pytest.mark.parametrize("provider", list(PROVIDERS))
+@pytest.mark.parametrize("kind", list(CONVERSATIONS))
+def test_translation_matches_what_the_simulator_streamed(provider: Any, kind: str) -> None:
+    request = ChatRequest(messages=CONVERSATIONS[kind], tools=TOOLS)
+    reply, turn_end, message = round_trip(provider, request)
+    assert_same(message, reply.script)
+    assert (turn_end.usage.input_tokens, turn_end.usage.output_tokens) == (
+        reply.script.input_tokens,
+        reply.script.output_tokens,
+    )
+    expected_reason = "tool_calls" if reply.script.calls else "stop"
+    assert turn_end.finish_reason == expected_reason
+    if kind != "text":
+        assert message.tool_calls or kind == "after-tool-result"
+
+
+@pytest.mark.parametrize("provider", list(PROVIDERS))
+def test_max_tokens_truncation_agrees(provider: Any) -> None:
+    request = ChatRequest(messages=CONVERSATIONS["text"], tools=TOOLS, max_tokens=3)
+    reply, turn_end, message = round_trip(provider, request)
+    assert turn_end.finish_reason == "length"
+    assert message.content == reply.script.text_content and len(reply.script.text) == 3
+
+
+def test_anthropic_thinking_survives_a_tool_round_trip() -> None:
+    first = ChatRequest(messages=(UserMessage(content="list my sandboxes"),), tools=TOOLS)
+    reply, _, message = round_trip("anthropic", first, model="sim-thinking")
+    assert message.thinking and message.thinking[0].text == reply.script.thinking_text
+    assert message.thinking[0].signature == reply.script.signature
+    # The follow-up replays the signed block; the simulator rejects it otherwise.
+    follow_up = ChatRequest(
+        messages=(
+            *first.messages,
+            message,
+            ToolResultMessage(tool_call_id=message.tool_calls[0].id, content=SANDBOXES),
+        ),
+        tools=TOOLS,
+    )
+    reply, _, answer = round_trip("anthropic", follow_up, model="sim-thinking")
+    assert_same(answer, reply.script)
+    assert "dev-box" in answer.content
+    unsigned = follow_up.model_copy(
+        update={
+            "messages": (
+                *first.messages,
+                message.model_copy(update={"thinking": ()}),
+                *follow_up.messages[2:],
+            )
+        }
+    )
+    with pytest.raises(SimHTTPError, match="thinking"):
+        round_trip("anthropic", unsigned, model="sim-thinking")
