@@ -211,14 +211,21 @@ def record(
     if not sim and provider is ProviderChoice.both and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
     folder = _cassette_dir(loaded, cassettes)
-    failed = False
-    for name in provider.providers:
-        try:
-            target: RecordTarget = (
+    try:  # every key is checked before anything is recorded
+        targets: list[tuple[Provider, RecordTarget]] = [
+            (
+                name,
                 simulated_target(model=model)
                 if sim
-                else real_target(name, endpoint=endpoint, model=model)
+                else real_target(name, endpoint=endpoint, model=model),
             )
+            for name in provider.providers
+        ]
+    except RecordError as exc:
+        raise _fail(f"nav scenario record: {exc}") from None
+    failed = False
+    for name, target in targets:
+        try:
             result = asyncio.run(
                 record_scenario(loaded, name, cassette_dir=folder, target=target, force=force)
             )

@@ -157,15 +157,19 @@ async def _replay(
             run = cluster.prepare(job.scenario.cluster, workdir)
         except ClusterError as exc:
             return ReplayResult(job, (f"{job.scenario.source}: {exc}",), 0.0)
-        with open_cassette(job.cassette) as cassette:
-            transcript = await run_conversation(
-                job.scenario,
-                job.provider,
-                client=stack.client,
-                routing_hint=stack.hint_for(_route(loaded)),
-                cluster=run,
-                workdir=workdir,
-            )
+        try:
+            with open_cassette(job.cassette) as cassette:
+                transcript = await run_conversation(
+                    job.scenario,
+                    job.provider,
+                    client=stack.client,
+                    routing_hint=stack.hint_for(_route(loaded)),
+                    cluster=run,
+                    workdir=workdir,
+                )
+        except Exception as exc:  # one broken replay must not end the whole run
+            elapsed = time.perf_counter() - started
+            return ReplayResult(job, (f"the replay crashed: {type(exc).__name__}: {exc}",), elapsed)
     problems: list[str] = []
     details = ""
     mismatch = compare_requests(loaded.requests, stack.requests.requests)

@@ -156,6 +156,22 @@ def test_record_without_a_key_exits_2_and_says_which_variable(
     assert not (folder.parent / "cassettes" / "anthropic").exists()
 
 
+def test_record_checks_every_key_before_recording_anything(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+
+    result = runner.invoke(app, ["scenario", "record", "providers", "--provider", "both"])
+
+    assert result.exit_code == 2
+    assert "ANTHROPIC_API_KEY is not set" in result.stderr
+    assert not (folder.parent / "cassettes").exists()
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

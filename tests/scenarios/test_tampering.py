@@ -204,3 +204,27 @@ async def test_a_cassette_with_an_unusable_source_fails_alone(
 
     assert not result.passed
     assert "has an invalid metadata.source.endpoint: String should match pattern" in result.reason
+
+
+async def test_a_crashing_replay_is_reported_and_the_run_goes_on(
+    copy_case: CopyCase, cluster: SimulatedCluster, monkeypatch
+) -> None:
+    from navagent.cli.scenarios import _runner, plan_replays, replay_all
+    from navagent.cli.scenarios._conversation import run_conversation as real
+
+    folder = copy_case("providers", providers=("openai",))
+    calls = []
+
+    async def crash_first(*args, **kwargs):
+        calls.append(args[0].id)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(_runner, "run_conversation", crash_first)
+    scenario = load_scenario(folder / "providers.yaml")
+    first, second = await replay_all(
+        plan_replays([scenario, scenario], ["openai"]), cluster=cluster
+    )
+    assert first.problems == ("the replay crashed: RuntimeError: boom",)
+    assert second.passed, second.problems
