@@ -24,10 +24,12 @@ app = typer.Typer(
 def _register_commands() -> None:
     from navagent.cli.agent_cmd import agent_app
     from navagent.cli.gateway_cmd import gateway_app
+    from navagent.cli.scenario_cmd import scenario_app
     from navagent.cli.sim_cmd import sim_app
 
     app.add_typer(agent_app, name="agent")
     app.add_typer(gateway_app, name="gateway")
+    app.add_typer(scenario_app, name="scenario")
     app.add_typer(sim_app, name="sim")
 
 

@@ -1,0 +1,60 @@
+"""Wall time of `nav scenario replay` over the committed scenarios (issue 6: under 30 s).
+
+Runs the whole command as a fresh process RUNS times (default 3) and prints
+min and median wall time, then, from one in-process run, the time of each
+replay and how many tool calls (nav-sim processes) and provider requests it
+made. Usage: `.venv/bin/python bench/scenario_replay.py [RUNS]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from navagent.cli.scenarios import PROVIDERS, discover_scenarios, plan_replays, replay_all
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGET_S = 30.0
+
+
+def whole_command(runs: int) -> list[float]:
+    nav = str(Path(sys.executable).parent / "nav")
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(
+            [nav, "scenario", "replay"], cwd=ROOT, capture_output=True, check=False
+        )
+        timings.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            sys.exit(done.stdout.decode() + done.stderr.decode())
+    return timings
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    timings = whole_command(runs)
+    print(f"{'nav scenario replay (fresh process)':<44} {'min':>8} {'median':>8} {'budget':>8}")
+    print(
+        f"{'all scenarios x both providers':<44} {min(timings):7.2f}s"
+        f" {statistics.median(timings):7.2f}s {BUDGET_S:7.1f}s"
+    )
+    print()
+    jobs = plan_replays(discover_scenarios([ROOT / "scenarios"]), PROVIDERS)
+    results = asyncio.run(replay_all(jobs))
+    print(f"{'replay (in process)':<44} {'time':>8} {'tools':>6} {'requests':>9}")
+    for result in results:
+        transcript = result.transcript
+        tools = sum(len(turn.tools) for turn in transcript.turns) if transcript else 0
+        requests = len(result.job.cassette.read_text(encoding="utf-8").split("- request:")) - 1
+        print(f"{result.job.label:<44} {result.duration_s:7.2f}s {tools:>6} {requests:>9}")
+    total = sum(result.duration_s for result in results)
+    print(f"{f'{len(results)} replays':<44} {total:7.2f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""`nav scenario list|replay|record`: the replay harness on the command line.
+
+Wiring only: the work is in `navagent.cli.scenarios`, imported inside each
+command so `nav --help` stays fast. Exit status: 0 all good, 1 a replay or
+recording failed, 2 the scenarios or options are unusable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from navagent.cli.scenarios import Provider, ReplayResult, Scenario
+
+__all__ = ["ProviderChoice", "scenario_app"]
+
+scenario_app = typer.Typer(
+    help="Replay and record scenario conversations (see scenarios/README.md).",
+    no_args_is_help=True,
+)
+
+
+class ProviderChoice(StrEnum):
+    """Which provider's cassettes to use."""
+
+    openai = "openai"
+    anthropic = "anthropic"
+    both = "both"
+
+    @property
+    def providers(self) -> tuple[Provider, ...]:
+        """The providers this choice stands for."""
+        if self is ProviderChoice.openai:
+            return ("openai",)
+        if self is ProviderChoice.anthropic:
+            return ("anthropic",)
+        return ("openai", "anthropic")
+
+
+PathsArgument = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Scenario files or folders [default: scenarios/ in the current directory].",
+        show_default=False,
+    ),
+]
+CassettesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cassettes",
+        help="Cassette folder [default: cassettes/ beside each scenario's folder].",
+        show_default=False,
+    ),
+]
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(message, err=True)
+    return typer.Exit(code)
+
+
+def _load(paths: list[Path] | None) -> list[Scenario]:
+    from navagent.cli.scenarios import ScenarioError, discover_scenarios
+
+    try:
+        return discover_scenarios(paths or [Path("scenarios")])
+    except ScenarioError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
+    from navagent.cli.scenarios import default_cassette_dir
+
+    return override if override is not None else default_cassette_dir(scenario)
+
+
+@scenario_app.command("list")
+def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = None) -> None:
+    """Show each scenario's id, turns, cassettes and description."""
+    from navagent.cli.scenarios import PROVIDERS, cassette_path
+
+    scenarios = _load(paths)
+    width = max(len(scenario.id) for scenario in scenarios)
+    for scenario in scenarios:
+        folder = _cassette_dir(scenario, cassettes)
+        have = [p for p in PROVIDERS if cassette_path(folder, p, scenario.id).is_file()]
+        missing = [p for p in PROVIDERS if p not in have]
+        recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
+        turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
+        typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<18}  {scenario.summary}")
+    typer.echo(f"{len(scenarios)} scenarios")
+
+
+def _result_line(result: ReplayResult) -> str:
+    status = "PASS" if result.passed else "FAIL"
+    line = f"{status}  {result.job.label:<44} {result.duration_s:5.2f}s"
+    return line if result.passed else f"{line}  {result.reason}"
+
+
+@scenario_app.command("replay")
+def replay(
+    paths: PathsArgument = None,
+    provider: Annotated[
+        ProviderChoice, typer.Option(help="Replay the cassettes of this provider, or both.")
+    ] = ProviderChoice.both,
+    cassettes: CassettesOption = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every problem and the request diff.")
+    ] = False,
+) -> None:
+    """Replay scenarios against their cassettes; exit 1 if any replay fails.
+
+    Each scenario runs through the real agent loop and gateway, in process,
+    with the provider's responses played from the cassette and nav-sim as the
+    cluster. No network, no keys.
+    """
+    from navagent.cli.scenarios import ClusterError, plan_replays, replay_all
+
+    scenarios = _load(paths)
+    jobs = [
+        job
+        for scenario in scenarios
+        for job in plan_replays(
+            [scenario], provider.providers, cassette_dir=_cassette_dir(scenario, cassettes)
+        )
+    ]
+
+    def show(result: ReplayResult) -> None:
+        typer.echo(_result_line(result))
+        if verbose and not result.passed:
+            if result.details:
+                typer.echo("\n".join(f"      {line}" for line in result.details.splitlines()[1:]))
+            for problem in result.problems[1:]:
+                typer.echo(f"      {problem}")
+
+    started = time.perf_counter()
+    try:
+        results = asyncio.run(replay_all(jobs, on_result=show))
+    except ClusterError as exc:
+        raise _fail(f"nav scenario replay: {exc}") from None
+    failed = sum(not result.passed for result in results)
+    elapsed = time.perf_counter() - started
+    typer.echo(f"{len(results) - failed} passed, {failed} failed in {elapsed:.1f}s")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _find_scenario(name: str) -> Scenario:
+    from navagent.cli.scenarios import ScenarioError, load_scenario
+
+    path = Path(name)
+    if not path.suffix:
+        path = Path("scenarios") / f"{name}.yaml"
+    if not path.is_file():
+        raise _fail(f"no scenario {name!r}: expected a scenario file or an id in scenarios/")
+    try:
+        return load_scenario(path)
+    except ScenarioError as exc:
+        raise _fail(str(exc)) from None
+
+
+@scenario_app.command("record")
+def record(
+    scenario: Annotated[str, typer.Argument(help="A scenario file, or an id in scenarios/.")],
+    provider: Annotated[
+        ProviderChoice,
+        typer.Option(help="Whose wire format to record (both: one after the other)."),
+    ],
+    sim: Annotated[
+        bool,
+        typer.Option("--sim", help="Record from the in-process simulated provider (no key)."),
+    ] = False,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="Real API base URL [default: the provider's public API].", show_default=False
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Model to record with [default: the scenario's].", show_default=False),
+    ] = None,
+    cassettes: CassettesOption = None,
+    force: Annotated[
+        bool, typer.Option(help="Write the cassette even if expectations fail.")
+    ] = False,
+) -> None:
+    """Record a scenario's cassette from a real provider, or with --sim from the simulator.
+
+    A real recording reads OPENAI_API_KEY or ANTHROPIC_API_KEY and never
+    runs in CI. Auth headers are dropped and the written file is checked for
+    anything that looks like a key.
+    """
+    from navagent.cli.scenarios import (
+        RecordError,
+        RecordTarget,
+        real_target,
+        record_scenario,
+        simulated_target,
+    )
+
+    loaded = _find_scenario(scenario)
+    if sim and endpoint is not None:
+        raise _fail("--endpoint names a real API; it cannot be combined with --sim")
+    if not sim and provider is ProviderChoice.both and (endpoint or model):
+        raise _fail("--endpoint and --model apply to one provider; choose --provider")
+    folder = _cassette_dir(loaded, cassettes)
+    try:  # every key is checked before anything is recorded
+        targets: list[tuple[Provider, RecordTarget]] = [
+            (
+                name,
+                simulated_target(model=model)
+                if sim
+                else real_target(name, endpoint=endpoint, model=model),
+            )
+            for name in provider.providers
+        ]
+    except RecordError as exc:
+        raise _fail(f"nav scenario record: {exc}") from None
+    failed = False
+    for name, target in targets:
+        try:
+            result = asyncio.run(
+                record_scenario(loaded, name, cassette_dir=folder, target=target, force=force)
+            )
+        except RecordError as exc:
+            raise _fail(f"nav scenario record: {exc}") from None
+        origin = "the simulated provider" if sim else target.endpoint
+        if result.written:
+            typer.echo(f"wrote {result.path} ({name}, from {origin}, {result.duration_s:.1f}s)")
+        else:
+            typer.echo(
+                f"not written: {result.path} ({name}); the recording did not meet its"
+                " expectations (use --force to keep it):"
+            )
+        for problem in result.problems:
+            typer.echo(f"  {problem}")
+        failed = failed or not result.written or bool(result.problems)
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from navagent.cli.scenarios import PROVIDERS, SimulatedCluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+CASSETTES = ROOT / "cassettes"
+
+CopyCase = Callable[..., Path]
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[SimulatedCluster]:
+    """nav-sim seeds once for the whole session; every replay copies its state."""
+    yield SimulatedCluster()
+
+
+@pytest.fixture
+def copy_case(tmp_path: Path) -> CopyCase:
+    """Copy scenarios and their cassettes into `tmp_path/{scenarios,cassettes}`.
+
+    Returns the copied scenarios folder; the cassettes sit beside it, where
+    `default_cassette_dir` looks for them.
+    """
+
+    def copy(*scenario_ids: str, providers: tuple[str, ...] = PROVIDERS) -> Path:
+        for scenario_id in scenario_ids:
+            target = tmp_path / "scenarios" / f"{scenario_id}.yaml"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(SCENARIOS / f"{scenario_id}.yaml", target)
+            for provider in providers:
+                cassette = tmp_path / "cassettes" / provider / f"{scenario_id}.yaml"
+                cassette.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(CASSETTES / provider / f"{scenario_id}.yaml", cassette)
+        return tmp_path / "scenarios"
+
+    return copy

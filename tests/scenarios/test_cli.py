@@ -1,0 +1,193 @@
+"""`nav scenario list|replay|record`: output lines and exit codes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from navagent.cli.app import app
+from tests.scenarios.conftest import CASSETTES, CopyCase
+
+LINE = re.compile(r"^(PASS|FAIL)  (\S+\[(openai|anthropic)\]) +\d+\.\d\ds(  .+)?$")
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_list_shows_ids_turns_cassettes_and_descriptions(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", "parallel-logs")
+    (folder.parent / "cassettes" / "anthropic" / "parallel-logs.yaml").unlink()
+    monkeypatch.chdir(folder.parent)
+
+    result = runner.invoke(app, ["scenario", "list"])
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert re.match(
+        r"^parallel-logs  1 turn    missing: anthropic  One request that needs two", lines[0]
+    )
+    assert re.match(r"^providers      2 turns   openai anthropic    Credential providers", lines[1])
+    assert lines[-1] == "2 scenarios"
+
+
+def test_replay_prints_a_line_per_replay_and_a_total(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", "unknown-sandbox")
+    monkeypatch.chdir(folder.parent)
+
+    result = runner.invoke(app, ["scenario", "replay"])
+
+    assert result.exit_code == 0, result.output
+    *lines, total = result.output.splitlines()
+    assert [LINE.match(line).group(1, 2) for line in lines] == [  # type: ignore[union-attr]
+        ("PASS", "providers[openai]"),
+        ("PASS", "providers[anthropic]"),
+        ("PASS", "unknown-sandbox[openai]"),
+        ("PASS", "unknown-sandbox[anthropic]"),
+    ]
+    assert re.fullmatch(r"4 passed, 0 failed in \d+\.\ds", total)
+
+
+def test_replay_exits_1_and_gives_the_first_reason_when_one_fails(
+    runner: CliRunner, copy_case: CopyCase
+) -> None:
+    folder = copy_case("providers")
+    cassette = folder.parent / "cassettes" / "anthropic" / "providers.yaml"
+    cassette.write_text(
+        cassette.read_text(encoding="utf-8").replace(
+            "What providers do I have?", "What providers do we have?"
+        ),
+        encoding="utf-8",
+    )
+
+    result = runner.invoke(app, ["scenario", "replay", str(folder), "--provider", "both", "-v"])
+
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert LINE.match(lines[0]).group(1, 2) == ("PASS", "providers[openai]")  # type: ignore[union-attr]
+    fail = LINE.match(lines[1])
+    assert fail is not None and fail.group(1, 2) == ("FAIL", "providers[anthropic]")
+    assert fail.group(4).strip() == (
+        "request 1 (POST /v1/messages) differs from the cassette: messages[0].content[0].text:"
+        ' "What providers do we have?" -> "What providers do I have?"'
+    )
+    assert '-          "text": "What providers do we have?",' in result.output  # -v shows the diff
+    assert re.fullmatch(r"1 passed, 1 failed in \d+\.\ds", lines[-1])
+
+
+def test_replay_of_one_provider_and_one_file(runner: CliRunner, copy_case: CopyCase) -> None:
+    folder = copy_case("providers", providers=("anthropic",))
+    result = runner.invoke(
+        app, ["scenario", "replay", str(folder / "providers.yaml"), "--provider", "anthropic"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("PASS  providers[anthropic]")
+
+
+def test_replay_against_another_cassette_folder(
+    runner: CliRunner, copy_case: CopyCase, tmp_path: Path
+) -> None:
+    folder = copy_case("providers", providers=())
+    result = runner.invoke(
+        app,
+        ["scenario", "replay", str(folder), "--cassettes", str(CASSETTES), "--provider", "openai"],
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_replay_exits_2_on_a_malformed_scenario(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "id: bad\ndescription: d\nturns:\n  - user: x\n    confirm: maybe\n", encoding="utf-8"
+    )
+    result = runner.invoke(app, ["scenario", "replay", str(tmp_path)])
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip()
+        == f"{tmp_path / 'bad.yaml'}:5: turns[0].confirm: expected a list, got str: 'maybe'"
+    )
+    assert result.stdout == ""
+
+
+def test_replay_without_scenarios_folder_exits_2(
+    runner: CliRunner, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["scenario", "replay"])
+    assert result.exit_code == 2
+    assert "scenarios: no such scenario file or folder" in result.stderr
+
+
+def test_record_with_sim_writes_the_cassette(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+
+    result = runner.invoke(
+        app, ["scenario", "record", "providers", "--provider", "openai", "--sim"]
+    )
+
+    assert result.exit_code == 0, result.output
+    written = folder.parent / "cassettes" / "openai" / "providers.yaml"
+    assert result.output.startswith(f"wrote {written} (openai, from the simulated provider, ")
+    assert written.read_bytes() == (CASSETTES / "openai" / "providers.yaml").read_bytes()
+
+
+def test_record_without_a_key_exits_2_and_says_which_variable(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+
+    result = runner.invoke(app, ["scenario", "record", "providers", "--provider", "anthropic"])
+
+    assert result.exit_code == 2
+    assert "ANTHROPIC_API_KEY is not set" in result.stderr
+    assert not (folder.parent / "cassettes" / "anthropic").exists()
+
+
+def test_record_checks_every_key_before_recording_anything(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+
+    result = runner.invoke(app, ["scenario", "record", "providers", "--provider", "both"])
+
+    assert result.exit_code == 2
+    assert "ANTHROPIC_API_KEY is not set" in result.stderr
+    assert not (folder.parent / "cassettes").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["nope", "--provider", "openai", "--sim"], "no scenario 'nope'"),
+        (
+            ["providers", "--provider", "openai", "--sim", "--endpoint", "http://x"],
+            "cannot be combined with --sim",
+        ),
+        (["providers", "--provider", "both", "--model", "m"], "choose --provider"),
+    ],
+)
+def test_record_usage_errors_exit_2(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch, arguments: list[str], message: str
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+    result = runner.invoke(app, ["scenario", "record", *arguments])
+    assert result.exit_code == 2
+    assert message in result.stderr

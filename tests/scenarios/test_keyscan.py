@@ -1,0 +1,82 @@
+"""Nothing that looks like a key is in a cassette, and a planted one is caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from navagent.cli.scenarios import (
+    SimulatedCluster,
+    load_scenario,
+    replay_scenario,
+    scan_files,
+    scan_text,
+)
+from tests.scenarios.conftest import CASSETTES, CopyCase
+
+# Shapes only: none of these is, or was, a real credential.
+PLANTED = {
+    "an Anthropic API key (sk-ant-...)": "sk-ant-api03-" + "Ab3dEf6hIj9kLm2nOp5qRs8t",
+    "an OpenAI-style secret key (sk-...)": "sk-proj-" + "Zy9xWv8uTs7rQp6oNm5lKj4i",
+    "a bearer token": "Bearer " + "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+    "a GitHub token": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "an AWS access key id": "AKIA" + "IOSFODNN7EXAMPLE",
+}
+
+
+def test_committed_cassettes_hold_nothing_that_looks_like_a_key() -> None:
+    cassettes = sorted(CASSETTES.glob("*/*.yaml"))
+    assert len(cassettes) >= 24
+    assert scan_files(cassettes) == []
+
+
+@pytest.mark.parametrize(("kind", "value"), PLANTED.items(), ids=list(PLANTED))
+def test_a_planted_key_is_found_without_being_repeated(kind: str, value: str) -> None:
+    text = f"interactions:\n- request:\n    parsed_body:\n      note: here is {value} inside\n"
+    (finding,) = scan_text(text, source="c.yaml")
+    assert (finding.source, finding.line, finding.kind) == ("c.yaml", 4, kind)
+    assert value not in str(finding)
+    assert str(finding).startswith(f"c.yaml:4: looks like {kind}: {value[:7]}...")
+
+
+@pytest.mark.parametrize("header", ["authorization", "x-api-key", "Cookie", "set-cookie"])
+def test_a_credential_header_in_a_cassette_is_found(header: str) -> None:
+    text = f"    headers:\n      {header}:\n      - whatever\n"
+    assert [finding.kind for finding in scan_text(text)] == ["a credential header"]
+
+
+def test_the_recording_key_is_found_verbatim_whatever_its_shape() -> None:
+    findings = scan_text("body: my-odd-key-123 echoed\n", secrets=["my-odd-key-123", ""])
+    assert [finding.kind for finding in findings] == ["the API key used to record"]
+
+
+def test_ordinary_text_and_simulator_ids_are_not_keys() -> None:
+    text = (
+        "ANTHROPIC_API_KEY and sk-short are names, not keys\n"
+        "id: toolu_01wyeQX9qFNoN6e1EVbBKNqW call_sdBDXURBiWbwSX5tBJHGIcvS\n"
+        "signature: SimFk2lVN9q4nn1JfV5aG3JY2YdthDCm/hjFOxUUy017uvVlSQ5BQhsPtzgVzpVLg2zBXfhouOzL\n"
+        "the bearer of bad news\n"
+    )
+    assert scan_text(text) == []
+
+
+async def test_a_replay_fails_when_its_cassette_holds_a_key(
+    copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    folder = copy_case("providers", providers=("openai",))
+    cassette = folder.parent / "cassettes" / "openai" / "providers.yaml"
+    text = cassette.read_text(encoding="utf-8")
+    key = PLANTED["an OpenAI-style secret key (sk-...)"]
+    cassette.write_text(
+        text.replace("accept:\n", f"authorization:\n      - Bearer {key}\n      accept:\n", 1),
+        encoding="utf-8",
+    )
+
+    result = await replay_scenario(
+        load_scenario(folder / "providers.yaml"), "openai", cluster=cluster
+    )
+
+    assert not result.passed and result.transcript is None  # refused before replaying
+    kinds = {problem.split("looks like ")[1].split(":")[0] for problem in result.problems}
+    assert kinds == {"a credential header", "a bearer token", "an OpenAI-style secret key (sk-...)"}
+    assert all(key not in problem for problem in result.problems)
+    assert all(problem.startswith(f"{cassette}:") for problem in result.problems)

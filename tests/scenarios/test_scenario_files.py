@@ -1,0 +1,209 @@
+"""Scenario files: errors name file, line, path and expectation; the set covers issue 6."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from navagent.cli.scenarios import (
+    Scenario,
+    ScenarioError,
+    discover_scenarios,
+    load_scenario,
+    parse_scenario,
+)
+from navagent.core.tools import TOOLS_BY_NAME
+from tests.scenarios.conftest import SCENARIOS
+
+VALID = """\
+id: sample
+description: A sample.
+turns:
+  - user: List my sandboxes.
+"""
+
+
+def problems(text: str) -> tuple[str, ...]:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(text, source="scenarios/sample.yaml")
+    return caught.value.problems
+
+
+def test_a_minimal_scenario_gets_the_defaults() -> None:
+    scenario = parse_scenario(VALID, source="scenarios/sample.yaml")
+    assert scenario.source == "scenarios/sample.yaml"
+    assert scenario.cluster.name == "demo" and scenario.cluster.start == "seed"
+    assert scenario.model_for("anthropic") == "claude-sonnet-4-5"
+    assert scenario.turns[0].expect.tools is None  # unchecked, not "no tools"
+
+
+@pytest.mark.parametrize(
+    ("tail", "expected"),
+    [
+        pytest.param(
+            "    expect:\n      tools:\n        - name: sandbox_get\n"
+            "          arguments: [dev-box]\n",
+            "scenarios/sample.yaml:8: turns[0].expect.tools[0].arguments: expected a mapping"
+            " (key: value lines), got a list: ['dev-box']",
+            id="arguments-not-a-mapping",
+        ),
+        pytest.param(
+            "    expect:\n      tools:\n        - name: sandbox_get\n          statuz: ok\n",
+            "scenarios/sample.yaml:8: turns[0].expect.tools[0].statuz: unknown key 'statuz'"
+            " (allowed keys: name, arguments, match, status)",
+            id="typo-in-a-key",
+        ),
+        pytest.param(
+            "    expect:\n      tools:\n        - name: sandbox_lst\n",
+            "scenarios/sample.yaml:7: turns[0].expect.tools[0].name: unknown tool 'sandbox_lst'"
+            " (expected one of: cluster_status, sandbox_list,",
+            id="unknown-tool",
+        ),
+        pytest.param(
+            "    expect:\n      tools:\n        - name: sandbox_get\n          match: fuzzy\n",
+            "scenarios/sample.yaml:8: turns[0].expect.tools[0].match: expected 'subset' or"
+            " 'exact', got str: 'fuzzy'",
+            id="bad-literal",
+        ),
+        pytest.param(
+            "    confirm: maybe\n",
+            "scenarios/sample.yaml:5: turns[0].confirm: expected a list, got str: 'maybe'",
+            id="confirm-not-a-list",
+        ),
+        pytest.param(
+            "    confirm: [perhaps]\n",
+            "scenarios/sample.yaml:5: turns[0].confirm[0]: expected true or false (yes/no),"
+            " got str: 'perhaps'",
+            id="confirm-not-a-boolean",
+        ),
+        pytest.param(
+            "    expect:\n      error: boom\n",
+            "scenarios/sample.yaml:6: turns[0].expect.error[0]: expected 'rate_limited',",
+            id="unknown-error-code",
+        ),
+        pytest.param(
+            "  - usr: typo\n",
+            "scenarios/sample.yaml:5: turns[1].user: missing required key 'user'",
+            id="missing-key",
+        ),
+    ],
+)
+def test_malformed_scenario_names_file_line_path_and_expectation(tail: str, expected: str) -> None:
+    found = problems(VALID + tail)
+    assert any(problem.startswith(expected) for problem in found), found
+
+
+def test_every_problem_of_a_file_is_reported_at_once() -> None:
+    found = problems(VALID + "    confirm: maybe\n    expect:\n      finish: done\n  - usr: typo\n")
+    assert [problem.split(": ")[1] for problem in found] == [
+        "turns[0].confirm",
+        "turns[0].expect.finish",
+        "turns[1].user",
+        "turns[1].usr",
+    ]
+
+
+def test_items_that_failed_do_not_also_count_as_too_few() -> None:
+    # pydantic would add "turns: at least 1 item" because the only turn failed.
+    found = problems("id: sample\ndescription: d\nturns:\n  - usr: hi\n")
+    assert not any(problem.startswith("scenarios/sample.yaml:3: turns:") for problem in found)
+    assert problems("id: sample\ndescription: d\nturns: []\n") == (
+        "scenarios/sample.yaml:3: turns: expected at least 1 item, got none",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("id: a\nid: b\n", "scenarios/sample.yaml:2: not valid YAML: key 'id' is given twice"),
+        ("id: [unclosed\n", "scenarios/sample.yaml:2: not valid YAML:"),
+        (
+            "- just\n- a list\n",
+            "scenarios/sample.yaml: expected a mapping with id, description and turns",
+        ),
+        (
+            "id: Bad_Id\ndescription: d\nturns:\n  - user: x\n",
+            "scenarios/sample.yaml:1: id: 'Bad_Id' is not a scenario id: expected lowercase",
+        ),
+    ],
+)
+def test_documents_that_are_not_scenarios(text: str, expected: str) -> None:
+    assert problems(text)[0].startswith(expected)
+
+
+def test_the_id_must_be_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / "other-name.yaml"
+    path.write_text(VALID, encoding="utf-8")
+    with pytest.raises(
+        ScenarioError,
+        match=r"other-name.yaml:1: id: expected 'other-name' \(the file name\), got 'sample'",
+    ):
+        load_scenario(path)
+
+
+def test_discovery_reports_every_broken_file_and_missing_path(tmp_path: Path) -> None:
+    (tmp_path / "sample.yaml").write_text(VALID, encoding="utf-8")
+    (tmp_path / "broken.yaml").write_text("id: broken\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("not a scenario", encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        discover_scenarios([tmp_path, tmp_path / "missing.yaml"])
+    found = caught.value.problems
+    assert f"{tmp_path / 'missing.yaml'}: no such scenario file or folder" in found
+    assert f"{tmp_path / 'broken.yaml'}:1: description: missing required key 'description'" in found
+    assert not any("sample.yaml" in problem or "notes.md" in problem for problem in found)
+
+
+def test_discovery_refuses_an_empty_folder(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no scenario files"):
+        discover_scenarios([tmp_path])
+
+
+# --- the committed set covers what issue 6 asks for ---------------------------
+
+ALL = discover_scenarios([SCENARIOS])
+
+
+def expected_tools(scenario: Scenario) -> list[list[str]]:
+    return [[tool.name for tool in turn.expect.tools or ()] for turn in scenario.turns]
+
+
+def test_the_committed_scenarios_cover_the_issue() -> None:
+    turns = [turn for scenario in ALL for turn in scenario.turns]
+    statuses = {tool.status for turn in turns for tool in turn.expect.tools or ()}
+    assert len(ALL) >= 12
+    assert {name for s in ALL for names in expected_tools(s) for name in names} == set(
+        TOOLS_BY_NAME
+    )
+    assert any(len(names) >= 2 for s in ALL for names in expected_tools(s)), "parallel calls"
+    assert {"ok", "failed", "declined"} <= statuses
+    assert any(True in turn.confirm for turn in turns) and any(
+        False in turn.confirm for turn in turns
+    )
+    assert any(turn.resume for turn in turns)
+    assert any(turn.expect.compacted for turn in turns)
+    assert any(s.options.compaction is not None for s in ALL)
+    assert any(turn.expect.error for turn in turns), "a failing turn"
+    assert any(turn.expect.thinking for turn in turns)
+    assert any(s.models.anthropic.endswith("-thinking") for s in ALL)
+    assert any(s.cluster.fault for s in ALL), "a tool made to fail"
+    assert any(not turn.user.isascii() for turn in turns)
+    assert any(len(s.turns) >= 3 for s in ALL)
+
+
+def test_every_scenario_has_a_description_and_checks_every_turn() -> None:
+    for scenario in ALL:
+        assert len(scenario.summary) > 40, scenario.id
+        for number, turn in enumerate(scenario.turns, start=1):
+            assert turn.expect != type(turn.expect)(), f"{scenario.id} turn {number} checks nothing"
+
+
+def test_scenario_models_are_frozen_and_strict() -> None:
+    scenario = ALL[0]
+    with pytest.raises(Exception, match="frozen"):
+        scenario.id = "other"  # type: ignore[misc]
+    data = json.loads(scenario.model_dump_json())
+    data["surprise"] = 1
+    with pytest.raises(Exception, match="Extra inputs are not permitted"):
+        Scenario.model_validate(data)
