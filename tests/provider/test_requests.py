@@ -338,3 +338,31 @@ def test_error_bodies_over_http_have_each_providers_shape(sim) -> None:
         }
         assert client.post("/v1/nope", json={}).status_code == 404
     assert "secret-key" not in json.dumps([r.body for r in sim.requests])
+
+
+def test_anthropic_user_turn_with_several_texts_answers_the_newest() -> None:
+    # After a failed turn the agent's next message is merged into the same
+    # Anthropic user turn; the old text (and its fault marker) is history.
+    from navagent.fixtures.provider import simulate
+
+    body = {
+        "model": "claude-sim",
+        "max_tokens": 1024,
+        "stream": True,
+        "tools": [
+            {"name": name, "input_schema": {"type": "object"}}
+            for name in ("sandbox_list", "provider_list")
+        ],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "list my sandboxes [sim-fault: http-500]"},
+                    {"type": "text", "text": "list providers"},
+                ],
+            },
+        ],
+    }
+    reply = simulate("anthropic", body)
+    assert reply.request.marker is None
+    assert [call.name for call in reply.plan.tool_calls] == ["provider_list"]
