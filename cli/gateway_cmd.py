@@ -17,12 +17,12 @@ def serve(
     listen: Annotated[
         str | None,
         typer.Option(
-            help="HOST:PORT to listen on. [env: NAV_GATEWAY_LISTEN; default 127.0.0.1:50051]"
+            help="HOST:PORT to listen on. Env: NAV_GATEWAY_LISTEN. Default: 127.0.0.1:50051."
         ),
     ] = None,
     routes: Annotated[
         Path | None,
-        typer.Option(help="Routes YAML file. [env: NAV_GATEWAY_ROUTES]"),
+        typer.Option(help="Routes YAML file. Env: NAV_GATEWAY_ROUTES."),
     ] = None,
     auth_token_env: Annotated[
         str | None,
@@ -42,6 +42,21 @@ def serve(
     max_request_bytes: Annotated[int | None, typer.Option(help="Largest request accepted.")] = None,
     grace_period: Annotated[
         float | None, typer.Option(help="Seconds in-flight streams get to finish on shutdown.")
+    ] = None,
+    connect_timeout: Annotated[
+        float | None, typer.Option(help="Seconds to connect to a provider (default 10).")
+    ] = None,
+    first_token_timeout: Annotated[
+        float | None,
+        typer.Option(help="Seconds from request to the provider's first output (default 60)."),
+    ] = None,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option(help="Seconds a provider stream may stay silent (default 60)."),
+    ] = None,
+    attempts_per_route: Annotated[
+        int | None,
+        typer.Option(help="Tries per route on retryable errors before failing over (default 3)."),
     ] = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
 ) -> None:
@@ -65,6 +80,10 @@ def serve(
         "max_concurrent_streams": max_concurrent_streams,
         "max_request_bytes": max_request_bytes,
         "grace_period_s": grace_period,
+        "connect_timeout_s": connect_timeout,
+        "first_token_timeout_s": first_token_timeout,
+        "idle_timeout_s": idle_timeout,
+        "attempts_per_route": attempts_per_route,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})

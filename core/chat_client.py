@@ -40,9 +40,10 @@ __all__ = [
     "open_stream",
 ]
 
-DEFAULT_FIRST_EVENT_TIMEOUT_S = 60.0
-"""How long to wait for the first event: covers route selection and the
-provider's time to first token, which can be long for big prompts."""
+DEFAULT_FIRST_EVENT_TIMEOUT_S = 120.0
+"""How long to wait for the first event: covers route selection, the
+provider's time to first token (long for big prompts), and room for the
+gateway to retry once within its own 60 s first-token limit."""
 DEFAULT_IDLE_TIMEOUT_S = 60.0
 """How long the stream may stay silent between two events."""
 

@@ -30,7 +30,7 @@ class GatewaySettings(BaseSettings):
     max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_upstream_connections: int = Field(default=1024, ge=1)
     connect_timeout_s: float = Field(default=10.0, gt=0)
-    first_token_timeout_s: float = Field(default=120.0, gt=0)
+    first_token_timeout_s: float = Field(default=60.0, gt=0)
     idle_timeout_s: float = Field(default=60.0, gt=0)
     attempts_per_route: int = Field(default=3, ge=1)
     grace_period_s: float = Field(default=10.0, ge=0)

@@ -47,7 +47,7 @@ class Timeouts:
     """Upstream time limits, in seconds."""
 
     connect_s: float = 10.0
-    first_token_s: float = 120.0
+    first_token_s: float = 60.0
     idle_s: float = 60.0
 
 

@@ -93,3 +93,11 @@ def test_serve_logs_ready_answers_health_and_stops_on_sigterm(tmp_path: Path) ->
         assert SECRET not in ready + rest
     finally:
         process.kill()
+
+
+def test_invalid_timeout_option_is_one_line(tmp_path: Path) -> None:
+    result = run(
+        "--routes", str(routes_file(tmp_path)), "--idle-timeout", "0", env={"CLI_TEST_KEY": SECRET}
+    )
+    assert result.returncode == 2
+    assert "invalid setting idle_timeout_s" in result.stderr and "Traceback" not in result.stderr
