@@ -152,17 +152,7 @@ class DemoStack:
             source="nav agent --demo",
             environ={},
         )
-        # Explicit values win over NAV_GATEWAY_* variables, so a user's own
-        # gateway settings (auth, TLS) cannot leak into the demo.
-        settings = GatewaySettings(
-            listen="127.0.0.1:0",
-            routes=None,
-            auth_token_env=None,
-            tls_cert=None,
-            tls_key=None,
-            tls_client_ca=None,
-            grace_period_s=0.0,
-        )
+        settings = GatewaySettings.loopback(grace_period_s=0.0)
         self._gateway = Gateway(settings, routes)
         await self._gateway.start()
         self.address = self._gateway.address

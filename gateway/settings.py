@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -34,6 +35,24 @@ class GatewaySettings(BaseSettings):
     idle_timeout_s: float = Field(default=60.0, gt=0)
     attempts_per_route: int = Field(default=3, ge=1)
     grace_period_s: float = Field(default=10.0, ge=0)
+
+    @classmethod
+    def loopback(cls, **overrides: Any) -> GatewaySettings:
+        """Settings for an in-process gateway on a free 127.0.0.1 port.
+
+        Auth and TLS are set explicitly off, so a `NAV_GATEWAY_*` variable in
+        the user's environment cannot change a gateway that only this process
+        talks to (the demo, the replay harness).
+        """
+        fields: dict[str, Any] = {
+            "listen": "127.0.0.1:0",
+            "routes": None,
+            "auth_token_env": None,
+            "tls_cert": None,
+            "tls_key": None,
+            "tls_client_ca": None,
+        }
+        return cls(**{**fields, **overrides})
 
     def auth_token(self) -> str | None:
         """The bearer token, read from `auth_token_env`; None when auth is off.

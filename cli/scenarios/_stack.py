@@ -112,15 +112,7 @@ class ProviderStack:
 
     async def __aenter__(self) -> Self:
         self._http = httpx.AsyncClient(event_hooks={"request": [self.requests.hook]})
-        # Explicit TLS and auth settings: a NAV_GATEWAY_* variable in the
-        # caller's environment must not change the harness's gateway.
-        settings = GatewaySettings(
-            listen="127.0.0.1:0",
-            auth_token_env=None,
-            tls_cert=None,
-            tls_key=None,
-            tls_client_ca=None,
-        )
+        settings = GatewaySettings.loopback()
         self._gateway = Gateway(settings, self._table, http_client=self._http)
         await self._gateway.start()
         self._client = GrpcChatClient(self._gateway.address)
