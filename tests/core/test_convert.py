@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -29,50 +28,9 @@ from navagent.core.events import (
     TurnEnd,
     Usage,
 )
-from navagent.core.messages import (
-    AssistantMessage,
-    ChatRequest,
-    Message,
-    SystemMessage,
-    ThinkingPart,
-    Tool,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from navagent.core.messages import AssistantMessage, ChatRequest
+from tests.strategies import assistant_messages, ids, messages, texts, tools
 
-text = st.text(max_size=40)
-ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=12)
-json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
-    max_leaves=8,
-)
-tool_calls = st.builds(
-    ToolCall,
-    id=ids,
-    name=ids,
-    arguments=st.dictionaries(text, json_values, max_size=3).map(json.dumps) | text,
-)
-thinking = st.builds(ThinkingPart, text=text, signature=text, redacted_data=text)
-messages: st.SearchStrategy[Message] = st.one_of(
-    st.builds(SystemMessage, content=text),
-    st.builds(UserMessage, content=text),
-    st.builds(
-        AssistantMessage,
-        content=text,
-        tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
-        thinking=st.lists(thinking, max_size=2).map(tuple),
-    ),
-    st.builds(ToolResultMessage, tool_call_id=ids, content=text),
-)
-tools = st.builds(
-    Tool,
-    name=ids,
-    description=text,
-    parameters=st.dictionaries(text, json_values, max_size=3),
-)
 requests = st.builds(
     ChatRequest,
     messages=st.lists(messages, min_size=1, max_size=6).map(tuple),
@@ -84,7 +42,7 @@ requests = st.builds(
 usages = st.builds(Usage, input_tokens=st.integers(0, 2**40), output_tokens=st.integers(0, 2**40))
 errors = st.builds(
     ChatError,
-    message=text,
+    message=texts,
     status_code=st.none() | st.integers(100, 599),
     code=st.sampled_from(
         [
@@ -101,24 +59,16 @@ errors = st.builds(
     retryable=st.booleans(),
 )
 events: st.SearchStrategy[StreamEvent] = st.one_of(
-    st.builds(TextDelta, text=text),
-    st.builds(ThinkingDelta, text=text),
+    st.builds(TextDelta, text=texts),
+    st.builds(ThinkingDelta, text=texts),
     st.builds(ToolCallStart, index=st.integers(0, 64), id=ids, name=ids),
     st.builds(
         TurnEnd,
         finish_reason=st.sampled_from(["stop", "tool_calls", "length", "content_filter", "other"]),
-        provider_finish_reason=text,
+        provider_finish_reason=texts,
         usage=usages,
     ),
-    st.builds(
-        MessageComplete,
-        message=st.builds(
-            AssistantMessage,
-            content=text,
-            tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
-            thinking=st.lists(thinking, max_size=2).map(tuple),
-        ),
-    ),
+    st.builds(MessageComplete, message=assistant_messages),
     st.builds(StreamError, error=errors),
 )
 

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from navagent.core.messages import (
     AssistantMessage,
     ChatRequest,
-    Message,
     SystemMessage,
     ThinkingPart,
     Tool,
@@ -17,6 +16,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from tests.strategies import messages
 
 SANDBOX_LIST = Tool(
     name="sandbox_list",
@@ -56,30 +56,9 @@ REPRESENTATIVE = ChatRequest(
     temperature=0.2,
 )
 
-_text = st.sampled_from(["", " ", "\n\n", "hi", "Let me check.", "é 🦅"]) | st.text(max_size=8)
-_ids = st.text(alphabet="abcdefghij0123456789_", min_size=1, max_size=6)
-_arguments = st.sampled_from(["", "{}", '{"a": 1}', "not json", "[1]", '{"nested": {"b": [1]}}'])
-_calls = st.builds(ToolCall, id=_ids, name=_ids, arguments=_arguments)
-_thinking = st.builds(
-    ThinkingPart,
-    text=_text,
-    signature=st.sampled_from(["", "sig"]),
-    redacted_data=st.sampled_from(["", "", "opaque"]),
-)
-_messages: st.SearchStrategy[Message] = st.one_of(
-    st.builds(SystemMessage, content=_text),
-    st.builds(UserMessage, content=_text),
-    st.builds(
-        AssistantMessage,
-        content=_text,
-        tool_calls=st.lists(_calls, max_size=3).map(tuple),
-        thinking=st.lists(_thinking, max_size=2).map(tuple),
-    ),
-    st.builds(ToolResultMessage, tool_call_id=_ids, content=_text),
-)
 conversations = st.builds(
     ChatRequest,
-    messages=st.lists(_messages, min_size=1, max_size=12).map(tuple),
+    messages=st.lists(messages, min_size=1, max_size=12).map(tuple),
     max_tokens=st.none() | st.integers(1, 8192),
     temperature=st.none() | st.floats(0, 2),
 )
