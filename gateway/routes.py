@@ -25,7 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from navagent.core.errors import NavAgentError
-from navagent.core.messages import DEFAULT_ROUTING_HINT
+from navagent.core.messages import DEFAULT_ROUTING_HINT, FrozenModel
 
 __all__ = [
     "CHAT_PROTOCOLS",
@@ -100,10 +100,8 @@ class _RouteSpec(BaseModel):
         return value
 
 
-class Route(BaseModel):
+class Route(FrozenModel):
     """A usable route: its key resolved and its chat protocol chosen."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     """The route's `name`, or `<hint>#<position>` when the file gives none."""

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import vcr
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 from vcr.cassette import Cassette
 from vcr.request import Request as VcrRequest
 
@@ -32,6 +32,7 @@ from navagent.cli.scenarios import _serializer
 from navagent.cli.scenarios._matching import RequestShape, json_body_matcher, parse_body
 from navagent.cli.scenarios._model import Provider
 from navagent.core.errors import NavAgentError
+from navagent.core.messages import FrozenModel
 
 __all__ = [
     "MATCH_ON",
@@ -62,10 +63,8 @@ class CassetteError(NavAgentError):
     """A cassette is missing, unreadable, or says nothing about where it came from."""
 
 
-class CassetteSource(BaseModel):
+class CassetteSource(FrozenModel):
     """Where a cassette was recorded; stored as `metadata: source:` at its top."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["simulated", "real"]
     """`simulated`: nav-agent's simulated provider; `real`: a real API endpoint."""

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 
 from navagent.core.agent import DEFAULT_MAX_ITERATIONS
 from navagent.core.agent_events import TurnFinishReason
 from navagent.core.events import ErrorCode
+from navagent.core.messages import FrozenModel
 from navagent.core.tools import TOOLS_BY_NAME, ToolStatus
 
 __all__ = [
@@ -47,10 +48,8 @@ def _one_or_many(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-class ScenarioModel(BaseModel):
+class ScenarioModel(FrozenModel):
     """Base: immutable, and an unknown key is an error (it is almost always a typo)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 # --- the simulated cluster ----------------------------------------------------

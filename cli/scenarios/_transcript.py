@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from navagent.core.agent_events import (
     AgentEvent,
@@ -23,7 +23,7 @@ from navagent.core.agent_events import (
     TurnFinishReason,
 )
 from navagent.core.events import ErrorCode, MessageComplete, ThinkingDelta
-from navagent.core.messages import ToolCall
+from navagent.core.messages import FrozenModel, ToolCall
 from navagent.core.tools import ToolStatus
 
 __all__ = [
@@ -39,25 +39,21 @@ __all__ = [
 ]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class TextStep(_Frozen):
+class TextStep(FrozenModel):
     """Text the assistant wrote (an answer, or a sentence before tool calls)."""
 
     kind: Literal["text"] = "text"
     text: str
 
 
-class ThinkingStep(_Frozen):
+class ThinkingStep(FrozenModel):
     """Reasoning the model streamed before its text or calls."""
 
     kind: Literal["thinking"] = "thinking"
     text: str
 
 
-class ToolStep(_Frozen):
+class ToolStep(FrozenModel):
     """One tool call and how it ended."""
 
     kind: Literal["tool"] = "tool"
@@ -73,7 +69,7 @@ class ToolStep(_Frozen):
     """The answer given when the call asked for confirmation."""
 
 
-class CompactionStep(_Frozen):
+class CompactionStep(FrozenModel):
     """Older turns were replaced by a summary."""
 
     kind: Literal["compacted"] = "compacted"
@@ -84,14 +80,14 @@ class CompactionStep(_Frozen):
 Step = Annotated[TextStep | ThinkingStep | ToolStep | CompactionStep, Field(discriminator="kind")]
 
 
-class TurnError(_Frozen):
+class TurnError(FrozenModel):
     """Why a turn failed."""
 
     code: ErrorCode
     message: str
 
 
-class TranscriptTurn(_Frozen):
+class TranscriptTurn(FrozenModel):
     """One user message and everything that followed it."""
 
     user: str
@@ -121,7 +117,7 @@ class TranscriptTurn(_Frozen):
         return any(isinstance(step, CompactionStep) for step in self.steps)
 
 
-class Transcript(_Frozen):
+class Transcript(FrozenModel):
     """A whole replayed conversation."""
 
     scenario: str
