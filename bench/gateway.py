@@ -111,7 +111,7 @@ PROVIDER_SOURCE = textwrap.dedent(
     """
 )
 
-KEY = "sk-bench-not-a-real-key"
+KEY = "sk-fake-bench"
 
 
 def start_provider(tokens: int) -> tuple[subprocess.Popen[str], str]:

@@ -83,7 +83,7 @@ def test_classify_error_openai_code_before_type() -> None:
 
 
 def test_clean_message_truncates_and_masks_keys() -> None:
-    long = "Incorrect API key provided: sk-proj-AbCdEf1234567890xyz. " + "x" * 1000
+    long = "Incorrect API key provided: sk-proj-fakeAbCdEf1234567890xyz. " + "x" * 1000
     cleaned = clean_message(long)
     assert len(cleaned) == MAX_MESSAGE_CHARS and cleaned.endswith("…")
     assert "AbCdEf1234567890" not in cleaned
