@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pytest
 
-from navagent.core.events import MessageComplete, StreamEvent, TurnEnd
+from navagent.core.events import MessageComplete, TurnEnd
 from navagent.core.messages import (
     AssistantMessage,
     ChatRequest,
@@ -27,7 +27,7 @@ from navagent.core.messages import (
 from navagent.core.tools import TOOLS
 from navagent.fixtures.provider import SimHTTPError, simulate
 from navagent.gateway.protocols import PROTOCOLS
-from navagent.gateway.sse import SSEDecoder
+from tests.gateway.streams import translate
 
 SANDBOXES = (
     "NAME         NAMESPACE  CREATED              PHASE\n"
@@ -49,18 +49,6 @@ CONVERSATIONS: dict[str, tuple[Message, ...]] = {
 PROVIDERS = {"openai": "openai_chat_completions", "anthropic": "anthropic_messages"}
 
 
-def translate(protocol: str, frames: tuple[bytes, ...]) -> list[StreamEvent]:
-    decoder = SSEDecoder()
-    translator = PROTOCOLS[protocol].new_translator()
-    events: list[StreamEvent] = []
-    for frame in frames:
-        for sse in decoder.feed(frame):
-            events += translator.handle(sse)
-    for sse in decoder.finish():
-        events += translator.handle(sse)
-    return events + translator.finish()
-
-
 def round_trip(
     provider: Literal["openai", "anthropic"], request: ChatRequest, model: str = "sim-1"
 ):
@@ -69,7 +57,7 @@ def round_trip(
         request, endpoint="http://sim.test", model=model, api_key="sk-sim-agree"
     )
     reply = simulate(provider, outgoing.body)  # raises if the simulator rejects the request
-    events = translate(PROVIDERS[provider], reply.frames)
+    events = translate(provider, list(reply.frames))  # also checks the stream contract
     assert isinstance(events[-1], MessageComplete), events[-1]
     turn_end = events[-2]
     assert isinstance(turn_end, TurnEnd)
