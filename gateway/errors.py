@@ -6,8 +6,9 @@ stream starts, or the same `error` object as an SSE event once it has
 started (Anthropic's `event: error`, an OpenAI data line `{"error": {...}}`).
 `classify_error` maps the status and the provider's `type`/`code` names to a
 stable `ErrorCode` plus a retryable flag; `chat_error` builds the `ChatError`
-with the provider's own message, shortened and scrubbed of anything shaped
-like an API key. Request bodies never reach an error text.
+with the provider's own message, redacted and shortened by the one redaction
+path (`navagent.core.redaction.clip`: every configured key and anything shaped
+like one, masked before the cut). Request bodies never reach an error text.
 
 References: https://docs.anthropic.com/en/api/errors and
 https://platform.openai.com/docs/guides/error-codes.
@@ -21,6 +22,7 @@ from http import HTTPStatus
 from typing import Any
 
 from navagent.core.events import ChatError, ErrorCode
+from navagent.core.redaction import clip
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
@@ -33,8 +35,9 @@ __all__ = [
     "truncated_stream_error",
 ]
 
-MAX_MESSAGE_CHARS = 300
-"""Longer provider messages are cut here: a ChatError is shown to users and logged."""
+MAX_MESSAGE_CHARS = 1000
+"""Longer provider messages are cut here (at a word, never inside a URL): a
+ChatError is shown to users and logged."""
 
 _BY_STATUS: dict[int, tuple[ErrorCode, bool]] = {
     400: ("invalid_request", False),
@@ -80,7 +83,6 @@ _BY_NAME: dict[str, tuple[ErrorCode, bool]] = {
 # quota will not clear by retrying, and "overloaded" is more precise than 5xx.
 _OVERRIDE_STATUS = frozenset({"insufficient_quota", "billing_error", "overloaded_error"})
 
-_KEY_LIKE = re.compile(r"\b(sk-(?:ant-|proj-)?|Bearer\s+)[A-Za-z0-9_\-*]{6,}")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -115,11 +117,8 @@ def classify_error(
 
 
 def clean_message(text: str) -> str:
-    """Collapse whitespace, mask key-shaped tokens and cut to `MAX_MESSAGE_CHARS`."""
-    text = _KEY_LIKE.sub(r"\1***", _WHITESPACE.sub(" ", text).strip())
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 1].rstrip() + "…"
-    return text
+    """Collapse whitespace, redact secrets, then cut to `MAX_MESSAGE_CHARS`."""
+    return clip(_WHITESPACE.sub(" ", text).strip(), MAX_MESSAGE_CHARS)
 
 
 def chat_error(

@@ -10,22 +10,30 @@ A routes file looks like::
         api_key_env: ANTHROPIC_API_KEY            # or api_key: <literal>
         enabled: true                             # optional, default true
 
-Unknown keys are ignored, as Navigator does. Keys are read once at start-up and
-held as `SecretStr`, so they never reach a repr, log line or error text.
+Unknown keys are ignored, as Navigator does, but each one is reported in
+`RouteTable.warnings` with the nearest known key, so a typo such as `enabeld`
+is seen at start-up. Keys are read once at start-up, stripped of surrounding
+whitespace (a Kubernetes secret made from a file ends in a newline), refused
+when they hold anything an HTTP header cannot carry, registered with the one
+redaction path and held as `SecretStr`, so they never reach a repr, log line or
+error text.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT, FrozenModel
+from navagent.core.redaction import header_safe_problem, register_secret
 
 __all__ = [
     "CHAT_PROTOCOLS",
@@ -86,8 +94,12 @@ class _RouteSpec(BaseModel):
     @field_validator("endpoint")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"must be an http:// or https:// URL, got {value!r}")
+        try:
+            url = httpx.URL(value)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise ValueError(f"not a valid URL: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"must be an http:// or https:// URL with a host, got {value!r}")
         return value
 
     @field_validator("protocols", mode="before")
@@ -100,6 +112,9 @@ class _RouteSpec(BaseModel):
         return value
 
 
+_ROUTE_KEYS = frozenset(_RouteSpec.model_fields)
+
+
 class Route(FrozenModel):
     """A usable route: its key resolved and its chat protocol chosen."""
 
@@ -110,7 +125,13 @@ class Route(FrozenModel):
     model: str
     protocols: tuple[str, ...]
     api_key: SecretStr = Field(repr=False)
+    key_source: str = "api_key"
+    """Where the key came from, for error texts: `api_key_env NAME` or `api_key`."""
     enabled: bool = True
+
+    def model_post_init(self, _context: object) -> None:
+        """Register the key with the redaction path: no route key can leave the process."""
+        register_secret(self.api_key.get_secret_value())
 
     @property
     def chat_protocol(self) -> str | None:
@@ -121,9 +142,13 @@ class Route(FrozenModel):
 class RouteTable:
     """The routes of one file, resolvable by routing hint."""
 
-    def __init__(self, routes: Sequence[Route], *, source: str = "<routes>") -> None:
+    def __init__(
+        self, routes: Sequence[Route], *, source: str = "<routes>", warnings: Sequence[str] = ()
+    ) -> None:
         self.routes = tuple(routes)
         self.source = source
+        self.warnings = tuple(warnings)
+        """Problems that do not stop the gateway (unknown keys, unusable routes), for the log."""
 
     def candidates(self, routing_hint: str) -> list[Route]:
         """Enabled routes for `routing_hint` that speak a chat protocol, in file order."""
@@ -135,14 +160,32 @@ class RouteTable:
         ]
 
     def no_route_message(self, routing_hint: str) -> str:
-        """Explain that no route serves `routing_hint` and how to add one."""
+        """Explain to a client that no route serves `routing_hint`, and what would.
+
+        The routes file's path stays out: this text goes to clients.
+        """
         hint = routing_hint.strip() or DEFAULT_ROUTING_HINT
+        matching = [route for route in self.routes if route.routing_hint == hint]
+        enabled = [route for route in matching if route.enabled]
+        speaks = " or ".join(CHAT_PROTOCOLS)
+        if enabled:
+            listed = "; ".join(f"{r.name} lists {', '.join(r.protocols)}" for r in enabled)
+            return (
+                f"no route for routing hint {hint!r} speaks a chat protocol ({listed}); "
+                f"this gateway's Chat service speaks {speaks}. Add one of those to the "
+                "route's `protocols:`."
+            )
+        if matching:
+            return (
+                f"every route for routing hint {hint!r} is disabled; "
+                "set `enabled: true` on one of them."
+            )
         known = sorted({route.routing_hint for route in self.routes})
+        shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
         return (
-            f"no inference route for routing hint {hint!r}"
-            f" (routes file {self.source} has hints: {', '.join(known) or 'none'}). "
-            f"Add an enabled route with `routing_hint: {hint}` and `protocols:` listing "
-            f"{' or '.join(CHAT_PROTOCOLS)} to that file and restart the gateway."
+            f"no inference route for routing hint {hint!r} (the gateway has hints: "
+            f"{shown or 'none'}). Add an enabled route with `routing_hint: {hint}` and "
+            f"`protocols:` listing {speaks} to the gateway's routes file."
         )
 
 
@@ -151,49 +194,87 @@ def parse_routes(
 ) -> RouteTable:
     """Validate a parsed YAML document and resolve every route's key.
 
+    Unknown keys and routes no Chat protocol can serve are accepted, and
+    reported in the table's `warnings`.
+
     Raises:
         RoutesError: naming the file, the route (position and hint) and the field.
     """
     env = os.environ if environ is None else environ
     if not isinstance(document, dict) or not isinstance(document.get("routes"), list):
         raise RoutesError(f"{source}: expected a mapping with a `routes:` list")
-    routes = []
+    routes: list[Route] = []
+    warnings: list[str] = []
     for position, entry in enumerate(document["routes"], start=1):
         hint = entry.get("routing_hint") if isinstance(entry, dict) else None
-        where = f"{source}: route {position}" + (f" ({hint!r})" if hint else "")
+        where = f"{source}: route {position}" + (f" ({hint!r})" if isinstance(hint, str) else "")
         if not isinstance(entry, dict):
             raise RoutesError(f"{where}: expected a mapping, got {type(entry).__name__}")
+        unknown = {str(key): _nearest(str(key)) for key in entry if key not in _ROUTE_KEYS}
         try:
             spec = _RouteSpec.model_validate(entry)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "route"
-            raise RoutesError(f"{where}: field {field!r}: {first['msg']}") from None
-        routes.append(_resolve(spec, where=where, position=position, environ=env))
-    return RouteTable(routes, source=source)
+            raise RoutesError(f"{where}: {_field_problem(exc, unknown)}") from None
+        route = _resolve(spec, where=where, position=position, environ=env)
+        routes.append(route)
+        warnings += [
+            f"{where}: unknown key {key!r} is ignored"
+            + (f" (did you mean {near!r}?)" if near else "")
+            for key, near in unknown.items()
+        ]
+        if route.chat_protocol is None:
+            warnings.append(
+                f"{where}: lists only {', '.join(route.protocols)}, which the Chat service "
+                f"cannot speak ({' or '.join(CHAT_PROTOCOLS)}); it will never be used"
+            )
+    return RouteTable(routes, source=source, warnings=warnings)
+
+
+def _nearest(key: str) -> str | None:
+    """The known route key `key` is most likely a typo of, if any."""
+    close = difflib.get_close_matches(key, sorted(_ROUTE_KEYS), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _field_problem(exc: ValidationError, unknown: Mapping[str, str | None]) -> str:
+    """The first validation problem, in the routes file's words."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "route"
+    if first["type"] == "missing":
+        typo = next((key for key, near in unknown.items() if near == field), None)
+        seen = f" (saw unknown key {typo!r}: did you mean {field!r}?)" if typo else ""
+        return f"missing required field {field!r}{seen}"
+    message = first["msg"].removeprefix("Value error, ")
+    return f"field {field!r}: {message}"
 
 
 def _resolve(spec: _RouteSpec, *, where: str, position: int, environ: Mapping[str, str]) -> Route:
     if not spec.protocols:
         raise RoutesError(f"{where}: field 'protocols': at least one protocol is required")
     if spec.api_key is not None:
-        key = spec.api_key
+        raw, source = spec.api_key.get_secret_value(), "api_key"
     elif spec.api_key_env:
-        value = environ.get(spec.api_key_env, "")
-        if not value:
+        raw, source = environ.get(spec.api_key_env, ""), f"api_key_env {spec.api_key_env}"
+        if not raw:
             raise RoutesError(
                 f"{where}: field 'api_key_env': environment variable {spec.api_key_env} is not set"
             )
-        key = SecretStr(value)
     else:
         raise RoutesError(f"{where}: has neither 'api_key' nor 'api_key_env'")
+    key = raw.strip()
+    if not key:
+        raise RoutesError(f"{where}: the key from {source} is blank")
+    problem = header_safe_problem(key)
+    if problem is not None:
+        raise RoutesError(f"{where}: the key from {source} cannot be sent to a provider: {problem}")
     return Route(
         name=spec.name or f"{spec.routing_hint}#{position}",
         routing_hint=spec.routing_hint,
         endpoint=spec.endpoint,
         model=spec.model,
         protocols=spec.protocols,
-        api_key=key,
+        api_key=SecretStr(key),
+        key_source=source,
         enabled=spec.enabled,
     )
 

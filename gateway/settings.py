@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from navagent.core.redaction import header_safe_problem, register_secret
+
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["GatewaySettings"]
@@ -32,9 +34,29 @@ class GatewaySettings(BaseSettings):
     max_upstream_connections: int = Field(default=1024, ge=1)
     connect_timeout_s: float = Field(default=10.0, gt=0)
     first_token_timeout_s: float = Field(default=60.0, gt=0)
+    """From the call's arrival to the provider's first content, across every
+    attempt: connect, response headers and first token all count."""
     idle_timeout_s: float = Field(default=60.0, gt=0)
+    """Longest wait for content progress once streaming; keep-alives do not count."""
+    max_stream_duration_s: float = Field(default=1800.0, gt=0)
+    """Longest a stream may last from its arrival, however busy it is."""
+    max_message_bytes: int = Field(default=4 * 1024 * 1024 - 64 * 1024, ge=64 * 1024)
+    """Largest message sent to a client: deltas are split below it, and a final
+    answer above it ends the stream with an error (gRPC clients refuse messages
+    over 4 MiB by default)."""
     attempts_per_route: int = Field(default=3, ge=1)
     grace_period_s: float = Field(default=10.0, ge=0)
+
+    @field_validator("listen")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        host, sep, port = value.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(
+                f"expected HOST:PORT with a port from 0 to 65535 (e.g. 127.0.0.1:50051), "
+                f"got {value!r}"
+            )
+        return value.strip()
 
     @classmethod
     def loopback(cls, **overrides: Any) -> GatewaySettings:
@@ -57,14 +79,21 @@ class GatewaySettings(BaseSettings):
     def auth_token(self) -> str | None:
         """The bearer token, read from `auth_token_env`; None when auth is off.
 
+        Surrounding whitespace is stripped (a secret made from a file ends in a
+        newline), and the token is registered with the redaction path.
+
         Raises:
-            ValueError: the named variable is unset or empty.
+            ValueError: the named variable is unset, blank, or holds a character
+                that a `authorization` header cannot carry.
         """
         if not self.auth_token_env:
             return None
-        token = os.environ.get(self.auth_token_env, "")
+        name = self.auth_token_env
+        token = os.environ.get(name, "").strip()
         if not token:
-            raise ValueError(
-                f"--auth-token-env names {self.auth_token_env}, but that variable is not set"
-            )
+            raise ValueError(f"--auth-token-env names {name}, but that variable is unset or blank")
+        problem = header_safe_problem(token)
+        if problem is not None:
+            raise ValueError(f"the token in {name} cannot be sent as a bearer token: {problem}")
+        register_secret(token)
         return token

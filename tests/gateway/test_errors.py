@@ -87,8 +87,8 @@ def test_clean_message_truncates_and_masks_keys() -> None:
     cleaned = clean_message(long)
     assert len(cleaned) == MAX_MESSAGE_CHARS and cleaned.endswith("…")
     assert "AbCdEf1234567890" not in cleaned
-    assert cleaned.startswith("Incorrect API key provided: sk-proj-***.")
-    assert clean_message("Bearer abcdef123456 rejected") == "Bearer *** rejected"
+    assert cleaned.startswith("Incorrect API key provided: [redacted]. ")
+    assert clean_message("Bearer abcdef123456 rejected") == "Bearer [redacted] rejected"
     assert clean_message("  many\n\n  spaces\t") == "many spaces"
 
 
