@@ -34,6 +34,35 @@ __all__ = ["IncompleteToolCallError", "PartsAccumulator"]
 _text_delta = TextDelta.__pydantic_validator__.validate_python
 
 
+_BLOCK = 512
+
+
+class _Rope:
+    """Text streamed in pieces, held compactly.
+
+    A million one-token pieces would cost ~60 MB as separate objects; joined a
+    block of `_BLOCK` at a time they cost about their characters, in linear time.
+    """
+
+    __slots__ = ("_blocks", "_pieces")
+
+    def __init__(self) -> None:
+        self._blocks: list[str] = []
+        self._pieces: list[str] = []
+
+    def append(self, piece: str) -> None:
+        pieces = self._pieces
+        pieces.append(piece)
+        if len(pieces) >= _BLOCK:
+            self._blocks.append("".join(pieces))
+            pieces.clear()
+
+    def __str__(self) -> str:
+        joined = "".join([*self._blocks, *self._pieces])
+        self._blocks, self._pieces = ([joined], []) if joined else ([], [])
+        return joined
+
+
 class IncompleteToolCallError(ValueError):
     """A tool call ended without a name; the message names the call."""
 
@@ -45,7 +74,7 @@ class _ToolCallState:
         self.index = index
         self.id = ""
         self.name = ""
-        self.arguments: list[str] = []
+        self.arguments = _Rope()
         self.started = False
 
 
@@ -53,7 +82,7 @@ class _ThinkingState:
     __slots__ = ("redacted_data", "signature", "text")
 
     def __init__(self) -> None:
-        self.text: list[str] = []
+        self.text = _Rope()
         self.signature = ""
         self.redacted_data = ""
 
@@ -61,10 +90,20 @@ class _ThinkingState:
 class PartsAccumulator:
     """Mutable state of one streamed assistant message; one per response."""
 
-    __slots__ = ("_calls", "_calls_by_key", "_text", "_thinking", "_thinking_by_key")
+    __slots__ = (
+        "_calls",
+        "_calls_by_key",
+        "_text",
+        "_thinking",
+        "_thinking_by_key",
+        "progress",
+    )
 
     def __init__(self) -> None:
-        self._text: list[str] = []
+        self.progress = 0
+        """Characters of content accumulated so far (text, reasoning, tool-call
+        arguments): what the idle timeout measures, so keep-alives never count."""
+        self._text = _Rope()
         self._calls: list[_ToolCallState] = []
         self._calls_by_key: dict[Hashable, _ToolCallState] = {}
         self._thinking: list[_ThinkingState] = []
@@ -74,6 +113,7 @@ class PartsAccumulator:
 
     def text(self, text: str) -> TextDelta:
         """Record a visible text piece and return its delta event."""
+        self.progress += len(text)
         self._text.append(text)
         return _text_delta({"text": text})  # type: ignore[no-any-return]
 
@@ -81,6 +121,7 @@ class PartsAccumulator:
 
     def thinking(self, key: Hashable, text: str) -> ThinkingDelta | None:
         """Record reasoning text for block `key`; a delta event unless `text` is empty."""
+        self.progress += len(text)
         self._thinking_part(key).text.append(text)
         return ThinkingDelta(text=text) if text else None
 
@@ -124,10 +165,12 @@ class PartsAccumulator:
         if name and not call.name:
             call.name = name
         if arguments:
+            self.progress += len(arguments)
             call.arguments.append(arguments)
         if call.started or not call.name:
             return None
         call.started = True
+        self.progress += 1
         if not call.id:
             call.id = f"call_{uuid.uuid4().hex[:24]}"
         return ToolCallStart(index=call.index, id=call.id, name=call.name)
@@ -138,14 +181,12 @@ class PartsAccumulator:
 
     def tool_call_arguments(self, key: Hashable) -> str:
         """Return the arguments of call `key` so far, concatenated (may be "")."""
-        call = self._calls_by_key[key]
-        joined = "".join(call.arguments)
-        call.arguments = [joined] if joined else []
-        return joined
+        return str(self._calls_by_key[key].arguments)
 
     def set_tool_call_arguments(self, key: Hashable, arguments: str) -> None:
         """Replace the arguments of call `key` (used when the provider finalises them)."""
-        self._calls_by_key[key].arguments = [arguments]
+        rope = self._calls_by_key[key].arguments = _Rope()
+        rope.append(arguments)
 
     # --- result ----------------------------------------------------------
 
@@ -162,14 +203,14 @@ class PartsAccumulator:
                     f"tool call {call.index} (id {call.id or 'unknown'!r}) ended without a name"
                 )
             calls.append(
-                ToolCall(id=call.id, name=call.name, arguments="".join(call.arguments) or "{}")
+                ToolCall(id=call.id, name=call.name, arguments=str(call.arguments) or "{}")
             )
         return AssistantMessage(
-            content="".join(self._text),
+            content=str(self._text),
             tool_calls=tuple(calls),
             thinking=tuple(
                 ThinkingPart(
-                    text="".join(part.text),
+                    text=str(part.text),
                     signature=part.signature,
                     redacted_data=part.redacted_data,
                 )

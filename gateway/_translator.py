@@ -47,6 +47,11 @@ class BaseStreamTranslator:
         self._output_tokens = 0
 
     @property
+    def progress(self) -> int:
+        """Characters of content so far; keep-alives and empty deltas leave it unchanged."""
+        return self._parts.progress
+
+    @property
     def done(self) -> bool:
         """True once a terminal event was emitted."""
         return self._done

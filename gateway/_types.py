@@ -55,6 +55,14 @@ class StreamTranslator(Protocol):
         ...
 
     @property
+    def progress(self) -> int:
+        """Grows with every piece of content (text, reasoning, tool arguments), never else.
+
+        The gateway's idle timeout measures this, not bytes: keep-alives do not count.
+        """
+        ...
+
+    @property
     def done(self) -> bool:
         """True once a terminal event was emitted; stop reading the body then."""
         ...

@@ -85,20 +85,28 @@ class Dispatcher:
             NoRouteError: before yielding anything, when no route serves the hint.
         """
         record = record if record is not None else StreamRecord()
-        candidates = self.routes.candidates(request.routing_hint)
+        routes = self.routes  # one table for the whole stream, even if it is swapped
+        candidates = routes.candidates(request.routing_hint)
         if not candidates:
-            raise NoRouteError(self.routes.no_route_message(request.routing_hint))
+            raise NoRouteError(routes.no_route_message(request.routing_hint))
+        # One first-content budget for the whole stream: retries, backoff and
+        # failover all spend it, so the client hears something within it.
+        first_content_by = self._upstream.first_content_deadline()
+        loop = asyncio.get_running_loop()
         last_error: ChatError | None = None
         for route in candidates:
             attempt = 0
-            while attempt < self._policy.attempts_per_route:
+            while attempt < self._policy.attempts_per_route and loop.time() < first_content_by:
                 attempt += 1
                 _note(record, route)
                 sent_any = False
                 try:
                     # aclosing: an abandoned attempt closes its HTTP response now,
                     # not whenever the generator happens to be collected.
-                    async with aclosing(self._upstream.stream(route, request)) as batches:
+                    attempt_stream = self._upstream.stream(
+                        route, request, first_content_by=first_content_by
+                    )
+                    async with aclosing(attempt_stream) as batches:
                         async for batch in batches:
                             first = batch[0]
                             if not sent_any and isinstance(first, StreamError):
@@ -116,9 +124,12 @@ class Dispatcher:
                     wait = self._retry_delay(failure, attempt)
                     if wait is None:
                         break
+                    if loop.time() + wait >= first_content_by:
+                        # Waiting would spend the whole budget: answer now instead.
+                        yield [StreamError(error=last_error)]
+                        return
                     await self._sleep(wait)
-        assert last_error is not None  # every candidate was tried at least once
-        yield [StreamError(error=last_error)]
+        yield [StreamError(error=last_error or self._upstream.timeouts.first_content_error())]
 
     def _retry_delay(self, failure: UpstreamFailure, attempt: int) -> float | None:
         """Seconds to wait before retrying the same route, or None to fail over."""

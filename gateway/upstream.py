@@ -5,50 +5,91 @@ decode the SSE body and translate it into neutral events. It does not retry;
 `navagent.gateway.dispatch` decides about retries and failover, because only it
 knows whether anything has reached the client yet.
 
-Timeouts: `connect_s` bounds the TCP/TLS connect, `idle_s` the silence between
-two chunks of the body (httpx's read timeout, enforced at the socket with no
-per-chunk cost), and `first_token_s` the wait from sending the request to the
-first content event (pings and `message_start` do not count, so a provider
-that keeps the connection alive without producing anything still times out).
+Time limits (`Timeouts`), each a bound on one kind of wait:
+
+- `connect_s`: the TCP/TLS connect of one attempt;
+- `first_token_s`: from the call's arrival to the first content, across every
+  attempt of the stream (the dispatcher passes `first_content_by`):
+  connecting, waiting for response headers, reading an error body and
+  keep-alives all count, so a provider that accepts the connection and then
+  stalls still times out;
+- `idle_s`: once streaming, the longest wait for content *progress* (text,
+  reasoning or tool-call arguments, as the translator counts it). Pings, SSE
+  comments and empty deltas keep a socket busy without progress and do not
+  reset it. httpx's read timeout (the same value) is the socket-level backstop.
+
+The stream's maximum duration is the service's to enforce: it also covers time
+spent waiting for a slow client.
+
+Every failure becomes an `UpstreamFailure` whose `ChatError` says which phase
+failed, in words a client can act on, and has passed through the one
+redaction path (`navagent.gateway.errors.clean_message`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import httpx
 
+from navagent.core.errors import NavAgentError
 from navagent.core.events import (
     ChatError,
     StreamError,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallStart,
 )
 from navagent.core.messages import ChatRequest
 from navagent.gateway.coalesce import coalesce_deltas
+from navagent.gateway.errors import clean_message
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol
 from navagent.gateway.routes import Route
 from navagent.gateway.sse import SSEDecoder
 
-__all__ = ["Timeouts", "Upstream", "UpstreamFailure", "parse_retry_after"]
+__all__ = [
+    "Timeouts",
+    "UnsendableRequestError",
+    "Upstream",
+    "UpstreamFailure",
+    "parse_retry_after",
+]
 
 _ERROR_BODY_LIMIT = 64 * 1024
-_CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart)
 
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Upstream time limits, in seconds."""
+    """Upstream time limits, in seconds (see the module docstring)."""
 
     connect_s: float = 10.0
     first_token_s: float = 60.0
     idle_s: float = 60.0
+
+    def idle_error(self) -> ChatError:
+        """The failure of a stream that made no content progress within `idle_s`."""
+        return ChatError(
+            message=(
+                f"the provider sent nothing for {self.idle_s:g}s "
+                "(--idle-timeout; keep-alives do not count)"
+            ),
+            code="timeout",
+            retryable=True,
+        )
+
+    def first_content_error(self) -> ChatError:
+        """The failure of a stream that produced no content within `first_token_s`."""
+        return ChatError(
+            message=(
+                f"the provider produced no output within {self.first_token_s:g}s "
+                "(connecting, response headers and first token; --first-token-timeout)"
+            ),
+            code="timeout",
+            retryable=True,
+        )
 
 
 class UpstreamFailure(Exception):
@@ -60,18 +101,24 @@ class UpstreamFailure(Exception):
         self.retry_after_s = retry_after_s
 
 
+class UnsendableRequestError(NavAgentError, ValueError):
+    """The request cannot be encoded for the provider (the client's fault, not the provider's)."""
+
+
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds to wait from `retry-after` (delta-seconds or an HTTP date), if given."""
     value = headers.get("retry-after", "").strip()
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if seconds == seconds else None  # NaN is no answer
     try:
         when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return max(0.0, when - (time.time() if now is None else now))
 
@@ -81,7 +128,7 @@ class Upstream:
 
     def __init__(self, client: httpx.AsyncClient, *, timeouts: Timeouts = Timeouts()) -> None:
         self._client = client
-        self._timeouts = timeouts
+        self.timeouts = timeouts
         self._httpx_timeout = httpx.Timeout(
             connect=timeouts.connect_s,
             read=timeouts.idle_s,
@@ -97,8 +144,12 @@ class Upstream:
             raise ValueError(f"route {route.name} has no chat protocol")
         return PROTOCOLS[name]
 
+    def first_content_deadline(self) -> float:
+        """The loop time by which a stream starting now must produce content."""
+        return asyncio.get_running_loop().time() + self.timeouts.first_token_s
+
     async def stream(
-        self, route: Route, request: ChatRequest
+        self, route: Route, request: ChatRequest, *, first_content_by: float | None = None
     ) -> AsyncGenerator[list[StreamEvent], None]:
         """Yield the neutral events of one attempt, one non-empty batch per network read.
 
@@ -107,97 +158,141 @@ class Upstream:
 
         Raises:
             UpstreamFailure: the attempt failed (connection, HTTP status,
-                timeout, malformed stream). A failure the provider reports
-                inside a 200 stream arrives as a `StreamError` event instead.
+                timeout, malformed or non-SSE answer). A failure the provider
+                reports inside a 200 stream arrives as a `StreamError` event.
+            UnsendableRequestError: the request cannot be encoded as JSON.
         """
+        first_content_by = first_content_by or self.first_content_deadline()
         protocol = self.protocol_for(route)
-        key = route.api_key.get_secret_value()
         outgoing = protocol.build_request(
-            request, endpoint=route.endpoint, model=route.model, api_key=key
+            request,
+            endpoint=route.endpoint,
+            model=route.model,
+            api_key=route.api_key.get_secret_value(),
         )
-        deadline = asyncio.get_running_loop().time() + self._timeouts.first_token_s
+        content = _encode_json(outgoing.body)
+        headers = {**outgoing.headers, "content-type": "application/json"}
+        response: httpx.Response | None = None
         try:
-            async with self._client.stream(
-                "POST",
-                outgoing.url,
-                headers=dict(outgoing.headers),
-                json=outgoing.body,
-                timeout=self._httpx_timeout,
-            ) as response:
-                if response.status_code != 200:
-                    failure = await self._status_failure(protocol, response)
-                    raise UpstreamFailure(
-                        _scrubbed(failure.error, key), retry_after_s=failure.retry_after_s
-                    )
-                async for batch in _translate(protocol, response, first_token_deadline=deadline):
-                    last = batch[-1]
-                    if isinstance(last, StreamError):
-                        batch[-1] = StreamError(error=_scrubbed(last.error, key))
-                    yield batch
-        except TimeoutError:
-            limit = self._timeouts.first_token_s
-            raise UpstreamFailure(
-                ChatError(
-                    message=f"the provider produced no output within {limit:g}s",
-                    code="timeout",
-                    retryable=True,
+            async with asyncio.timeout_at(first_content_by):
+                response = await self._client.send(
+                    self._client.build_request(
+                        "POST",
+                        outgoing.url,
+                        headers=headers,
+                        content=content,
+                        timeout=self._httpx_timeout,
+                    ),
+                    stream=True,
                 )
-            ) from None
+                if response.status_code != 200:
+                    raise await _status_failure(protocol, route, response)
+                if not _is_event_stream(response):
+                    raise await _not_a_stream(protocol, response)
+            async for batch in _translate(protocol, response, first_content_by, self.timeouts):
+                yield batch
+        except TimeoutError:
+            raise UpstreamFailure(self.timeouts.first_content_error()) from None
         except httpx.TimeoutException as exc:
-            raise UpstreamFailure(_timeout_error(exc, self._timeouts)) from None
-        except httpx.TransportError as exc:
-            raise UpstreamFailure(_transport_error(exc)) from None
-
-    @staticmethod
-    async def _status_failure(protocol: ChatProtocol, response: httpx.Response) -> UpstreamFailure:
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk[: _ERROR_BODY_LIMIT - len(body)]
-            if len(body) >= _ERROR_BODY_LIMIT:
-                break
-        error = protocol.error_from_response(response.status_code, bytes(body))
-        return UpstreamFailure(error, retry_after_s=parse_retry_after(response.headers))
+            raise UpstreamFailure(_timeout_error(exc, self.timeouts)) from None
+        except httpx.HTTPError as exc:
+            raise UpstreamFailure(_transport_error(exc, answered=response is not None)) from None
+        finally:
+            if response is not None:
+                await response.aclose()
 
 
 async def _translate(
-    protocol: ChatProtocol, response: httpx.Response, *, first_token_deadline: float
+    protocol: ChatProtocol, response: httpx.Response, first_content_by: float, timeouts: Timeouts
 ) -> AsyncGenerator[list[StreamEvent], None]:
     """Decode and translate a 200 body until the translator emits its terminal event.
 
-    Yields one batch per network read that produced events.
-
-    Raises:
-        TimeoutError: no content event before `first_token_deadline` (loop time).
+    Yields one batch per network read that produced events. Each read waits
+    under a deadline (first content, then content progress); the wait never
+    spans a yield, so a slow client is never blamed on the provider.
     """
     decoder = SSEDecoder()
     translator = protocol.new_translator()
-    chunks = response.aiter_bytes()
-    deadline: float | None = first_token_deadline
+    chunks: AsyncIterator[bytes] = response.aiter_bytes()
+    loop = asyncio.get_running_loop()
+    progress = translator.progress
+    deadline, expired = first_content_by, timeouts.first_content_error()
     while not translator.done:
         try:
-            if deadline is None:
+            async with asyncio.timeout_at(deadline):
                 chunk = await anext(chunks)
-            else:
-                # The timeout scope covers only this await, never a yield.
-                async with asyncio.timeout_at(deadline):
-                    chunk = await anext(chunks)
         except StopAsyncIteration:
             break
+        except TimeoutError:
+            raise UpstreamFailure(expired) from None
         batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
+        if translator.progress != progress:
+            progress = translator.progress
+            deadline, expired = loop.time() + timeouts.idle_s, timeouts.idle_error()
         if batch:
-            if deadline is not None and any(isinstance(e, _CONTENT_EVENTS) for e in batch):
-                deadline = None
             yield coalesce_deltas(batch)
     if not translator.done:
         batch = [event for sse in decoder.finish() for event in translator.handle(sse)]
         yield coalesce_deltas(batch + translator.finish())
 
 
-def _scrubbed(error: ChatError, key: str) -> ChatError:
-    """`error` without the route's key: some providers echo a rejected key back."""
-    if not key or key not in error.message:
-        return error
-    return error.model_copy(update={"message": error.message.replace(key, "[redacted]")})
+def _encode_json(body: object) -> bytes:
+    """The request body as UTF-8 JSON; NaN, infinities and lone surrogates are refused."""
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise UnsendableRequestError(
+            f"the request cannot be sent as JSON: {clean_message(str(exc))}"
+        ) from None
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    media = response.headers.get("content-type", "text/event-stream").split(";")[0]
+    return media.strip().lower() in ("text/event-stream", "")
+
+
+async def _read_bounded(response: httpx.Response) -> bytes:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk[: _ERROR_BODY_LIMIT - len(body)]
+        if len(body) >= _ERROR_BODY_LIMIT:
+            break
+    return bytes(body)
+
+
+async def _status_failure(
+    protocol: ChatProtocol, route: Route, response: httpx.Response
+) -> UpstreamFailure:
+    error = protocol.error_from_response(response.status_code, await _read_bounded(response))
+    if error.code == "auth":
+        # Say whose key was refused, never the key: the route's, not the client's token.
+        error = error.model_copy(
+            update={
+                "message": clean_message(
+                    f"the provider refused the API key of route {route.name} "
+                    f"({route.key_source}): {error.message}"
+                )
+            }
+        )
+    return UpstreamFailure(error, retry_after_s=parse_retry_after(response.headers))
+
+
+async def _not_a_stream(protocol: ChatProtocol, response: httpx.Response) -> UpstreamFailure:
+    """A 200 answer that is not an event stream: an error body, or a wrong endpoint."""
+    body = await _read_bounded(response)
+    error = protocol.error_from_response(502, body)
+    media = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    return UpstreamFailure(
+        ChatError(
+            message=clean_message(
+                f"the provider answered HTTP 200 with {media}, not an event stream "
+                f"(is the route's endpoint a streaming chat API?): {error.message}"
+            ),
+            status_code=200,
+            code=error.code if error.code != "upstream_unavailable" else "invalid_request",
+            retryable=False,
+        )
+    )
 
 
 def _timeout_error(exc: httpx.TimeoutException, timeouts: Timeouts) -> ChatError:
@@ -207,28 +302,27 @@ def _timeout_error(exc: httpx.TimeoutException, timeouts: Timeouts) -> ChatError
             code="upstream_unavailable",
             retryable=True,
         )
-    return ChatError(
-        message=f"the provider sent nothing for {timeouts.idle_s:g}s",
-        code="timeout",
-        retryable=True,
-    )
+    return timeouts.idle_error()
 
 
-def _transport_error(exc: httpx.TransportError) -> ChatError:
+def _transport_error(exc: httpx.HTTPError, *, answered: bool) -> ChatError:
+    reason = _reason(exc)
     if isinstance(exc, httpx.ConnectError):
-        return ChatError(
-            message=f"cannot connect to the provider: {_reason(exc)}",
-            code="upstream_unavailable",
-            retryable=True,
-        )
+        message = f"cannot connect to the provider: {reason}"
+    elif isinstance(exc, httpx.DecodingError):
+        message = f"the provider's response could not be decoded: {reason}"
+    elif answered:
+        message = f"the connection to the provider broke mid-stream: {reason}"
+    else:
+        message = f"the connection to the provider broke before it answered: {reason}"
     return ChatError(
-        message=f"connection to the provider failed mid-stream: {_reason(exc)}",
+        message=clean_message(message),
         code="upstream_unavailable",
-        retryable=True,
+        retryable=not isinstance(exc, httpx.DecodingError),
     )
 
 
 def _reason(exc: Exception) -> str:
-    # httpx messages carry no URL query or headers; keep only the first line.
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:200]
+    # Only the first line: httpx messages carry no request body.
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

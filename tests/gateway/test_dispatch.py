@@ -326,15 +326,27 @@ async def test_no_route_names_the_hint() -> None:
         await harness.run(ChatRequest(messages=REQUEST.messages, routing_hint="other"))
 
 
-async def test_first_token_timeout_is_retried_then_reported() -> None:
+# Issue 9: the first-token budget is the stream's, not each attempt's, so a
+# stalling provider cannot make the client wait attempts x timeout.
+async def test_first_token_budget_covers_every_attempt() -> None:
     slow = stream(openai_text("late"), delay=0.3)
-    provider = Provider(a=[slow, slow, slow])
-    harness = Harness(table(route("a")), provider, first_token_s=0.1)
+    provider = Provider(a=[slow, slow, slow], b=[slow])
+    harness = Harness(table(route("a"), route("b")), provider, first_token_s=0.1)
+    started = asyncio.get_running_loop().time()
     events = await harness.run()
+    elapsed = asyncio.get_running_loop().time() - started
     (event,) = events
     assert isinstance(event, StreamError)
     assert event.error.code == "timeout" and "0.1s" in event.error.message
-    assert len(provider.requests) == 3
+    assert provider.hosts() == ["a"]
+    assert elapsed < 0.25
+
+
+async def test_retries_within_the_first_token_budget() -> None:
+    provider = Provider(a=[status(503), stream(openai_text("ok"))])
+    harness = Harness(table(route("a")), provider, first_token_s=5)
+    events = await harness.run()
+    assert final_text(events) == "ok" and len(provider.requests) == 2
 
 
 async def test_cancelled_consumer_closes_the_upstream_response() -> None:
