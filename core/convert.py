@@ -9,7 +9,10 @@ a provider something it will reject.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, assert_never, cast, get_args
+
+from pydantic import ValidationError
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core.errors import InvalidMessageError
@@ -133,7 +136,39 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
 def _tool_call_from_proto(call: pb.ToolCall, *, where: str) -> ToolCall:
     if not call.id or not call.name:
         raise InvalidMessageError(f"{where}: a tool call needs an id and a name")
+    problem = _json_problem(call.arguments)
+    if problem:
+        raise InvalidMessageError(f"{where} ({call.name}): arguments {problem}")
     return ToolCall(id=call.id, name=call.name, arguments=call.arguments)
+
+
+class _NonFiniteError(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFiniteError(name)
+
+
+def _json_problem(text: str) -> str | None:
+    """Why `text` is JSON no provider accepts (NaN, Infinity, lone surrogates), or None.
+
+    Text that is not JSON at all is not a problem here: arguments are kept raw
+    so the agent can tell the model, and schemas are checked separately.
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except _NonFiniteError as exc:
+        return f"contain {exc.args[0]}, which JSON does not allow"
+    except (ValueError, RecursionError):
+        return None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return "contain an unpaired UTF-16 surrogate escape (\\ud800-\\udfff)"
+    except RecursionError:
+        return "are nested too deeply"
+    return None
 
 
 # --- requests --------------------------------------------------------------
@@ -169,18 +204,46 @@ def request_from_proto(request: pb.ChatStreamRequest) -> ChatRequest:
     """
     if not request.messages:
         raise InvalidMessageError("messages: a request needs at least one message")
-    return ChatRequest(
-        messages=tuple(
-            message_from_proto(message, where=f"messages[{i}]")
-            for i, message in enumerate(request.messages)
-        ),
-        tools=tuple(
-            _tool_from_proto(tool, where=f"tools[{i}]") for i, tool in enumerate(request.tools)
-        ),
-        routing_hint=request.routing_hint.strip() or DEFAULT_ROUTING_HINT,
-        max_tokens=_max_tokens_from_proto(request),
-        temperature=request.temperature if request.HasField("temperature") else None,
-    )
+    try:
+        return ChatRequest(
+            messages=tuple(
+                message_from_proto(message, where=f"messages[{i}]")
+                for i, message in enumerate(request.messages)
+            ),
+            tools=tuple(
+                _tool_from_proto(tool, where=f"tools[{i}]") for i, tool in enumerate(request.tools)
+            ),
+            routing_hint=_routing_hint_from_proto(request.routing_hint),
+            max_tokens=_max_tokens_from_proto(request),
+            temperature=_temperature_from_proto(request),
+        )
+    except ValidationError as exc:  # a contract check of the model itself
+        first = exc.errors()[0]
+        place = ".".join(str(part) for part in first["loc"]) or "request"
+        raise InvalidMessageError(f"{place}: {first['msg']}") from None
+
+
+MAX_ROUTING_HINT_CHARS = 256
+
+
+def _routing_hint_from_proto(hint: str) -> str:
+    hint = hint.strip()
+    if len(hint) > MAX_ROUTING_HINT_CHARS:
+        raise InvalidMessageError(
+            f"routing_hint: {len(hint)} characters, more than the {MAX_ROUTING_HINT_CHARS} allowed"
+        )
+    if not hint.isprintable():
+        raise InvalidMessageError("routing_hint: must not contain control characters")
+    return hint or DEFAULT_ROUTING_HINT
+
+
+def _temperature_from_proto(request: pb.ChatStreamRequest) -> float | None:
+    if not request.HasField("temperature"):
+        return None
+    value = request.temperature
+    if not math.isfinite(value) or not 0 <= value <= 2:
+        raise InvalidMessageError(f"temperature: must be a number from 0 to 2, got {value}")
+    return value
 
 
 def _max_tokens_from_proto(request: pb.ChatStreamRequest) -> int | None:
@@ -196,9 +259,12 @@ def _tool_from_proto(tool: pb.Tool, *, where: str) -> Tool:
         raise InvalidMessageError(f"{where}: a tool needs a name")
     schema: Any = {"type": "object"}
     if tool.parameters_schema.strip():
+        problem = _json_problem(tool.parameters_schema)
+        if problem:
+            raise InvalidMessageError(f"{where} ({tool.name}): parameters_schema: values {problem}")
         try:
             schema = json.loads(tool.parameters_schema)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidMessageError(
                 f"{where} ({tool.name}): parameters_schema is not valid JSON: {exc}"
             ) from None

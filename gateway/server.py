@@ -23,7 +23,7 @@ from grpc_reflection.v1alpha import reflection
 
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
 from navagent.gateway.routes import RouteTable
-from navagent.gateway.service import SERVICE_NAME, ChatService, chat_rpc_handler
+from navagent.gateway.service import SERVICE_NAME, ChatService, StreamLimits, chat_rpc_handler
 from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Timeouts, Upstream
 
@@ -136,7 +136,12 @@ class Gateway:
             policy=RetryPolicy(attempts_per_route=settings.attempts_per_route),
         )
         self.service = ChatService(
-            self.dispatcher, max_concurrent_streams=settings.max_concurrent_streams
+            self.dispatcher,
+            limits=StreamLimits(
+                max_concurrent_streams=settings.max_concurrent_streams,
+                max_duration_s=settings.max_stream_duration_s,
+                max_message_bytes=settings.max_message_bytes,
+            ),
         )
         self._health = HealthServicer()
         self._server: grpc.aio.Server | None = None

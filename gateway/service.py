@@ -5,17 +5,26 @@ async generator, so every await of a stream (upstream reads and client writes)
 happens inside it. That is what lets a graceful shutdown cancel a stream and
 still send it a final `error` event: with a generator, a cancellation that lands
 while gRPC is writing never reaches our code.
+
+Every call ends in exactly one outcome, and the per-stream log line says which:
+a terminal event (`ok` or `error:<code>`), or a status (`INVALID_ARGUMENT`,
+`FAILED_PRECONDITION`, `RESOURCE_EXHAUSTED`, or `INTERNAL` carrying the request
+id for anything unexpected, whose traceback is logged at DEBUG only). Status
+texts and error events pass through the one redaction path and are bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
+import uuid
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core.convert import event_to_proto, request_from_proto
@@ -31,55 +40,111 @@ from navagent.core.events import (
     TurnEnd,
 )
 from navagent.core.messages import ChatRequest
+from navagent.core.redaction import clip
+from navagent.gateway.backlog import Backlog
 from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
+from navagent.gateway.errors import clean_message
+from navagent.gateway.upstream import UnsendableRequestError
 
-__all__ = ["SERVICE_NAME", "ChatService", "chat_rpc_handler"]
+__all__ = ["SERVICE_NAME", "ChatService", "StreamLimits", "chat_rpc_handler"]
 
 SERVICE_NAME = "navigator.chat.v1.Chat"
 _EXTENSION_EVENTS = (ThinkingDelta, ToolCallStart, TurnEnd)
 _CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart)
+_MAX_STATUS_CHARS = 1024
+_BARE = re.compile(r"[A-Za-z0-9._:/#@+-]{1,80}")
 
 log = logging.getLogger("navagent.gateway")
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """What one stream may cost: time, and the size of what it sends and holds."""
+
+    max_concurrent_streams: int = 256
+    max_duration_s: float = 1800.0
+    max_message_bytes: int = 4 * 1024 * 1024 - 64 * 1024
+    """Largest message sent; a merged delta is at most a quarter of it in characters."""
+    backlog_chars: int = 256 * 1024
+    """Content held for a slow client before the provider's socket stops being read."""
+
+    @property
+    def max_delta_chars(self) -> int:
+        """Characters per delta message: under `max_message_bytes` even at 4 bytes each."""
+        return min(self.backlog_chars, self.max_message_bytes // 4)
+
+
+def _field(value: str) -> str:
+    """A log field value: bare when plainly safe, else quoted and escaped (and bounded)."""
+    if _BARE.fullmatch(value):
+        return value
+    shown = value if len(value) <= 80 else value[:80] + "…"
+    return '"' + shown.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
 @dataclass
 class _StreamLog:
     """Facts about one stream, logged as a single line when it ends."""
 
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     hint: str = "-"
     record: StreamRecord = field(default_factory=StreamRecord)
     started: float = field(default_factory=time.monotonic)
     first_token: float | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    outcome: str = "ok"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    outcome: str | None = None
+    """None until the call's one outcome is known; then it never changes."""
+
+    def settle(self, outcome: str) -> None:
+        """Record the call's outcome, unless one is already recorded."""
+        if self.outcome is None:
+            self.outcome = outcome
 
     def emit(self) -> None:
         duration = time.monotonic() - self.started
         ttft = "-" if self.first_token is None else f"{self.first_token - self.started:.3f}s"
         log.info(
-            "stream hint=%s route=%s protocol=%s model=%s attempts=%d duration=%.3fs ttft=%s "
-            "tokens_in=%d tokens_out=%d outcome=%s",
-            self.hint,
-            self.record.route,
+            "stream id=%s hint=%s route=%s protocol=%s model=%s attempts=%d duration=%.3fs "
+            "ttft=%s tokens_in=%s tokens_out=%s outcome=%s",
+            self.request_id,
+            _field(self.hint),
+            _field(self.record.route),
             self.record.protocol,
-            self.record.model,
+            _field(self.record.model),
             self.record.attempts,
             duration,
             ttft,
-            self.input_tokens,
-            self.output_tokens,
-            self.outcome,
+            "-" if self.input_tokens is None else self.input_tokens,
+            "-" if self.output_tokens is None else self.output_tokens,
+            self.outcome or "unknown",
         )
 
 
-class ChatService:
-    """Serves `Chat.ChatStream` from a `Dispatcher`, within a stream limit."""
+class _Unparseable:
+    """Stands for a request body that is not a `ChatStreamRequest`."""
 
-    def __init__(self, dispatcher: Dispatcher, *, max_concurrent_streams: int = 256) -> None:
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _parse_request(data: bytes) -> pb.ChatStreamRequest | _Unparseable:
+    """The request deserializer: never raises, so a corrupt body is INVALID_ARGUMENT."""
+    try:
+        return pb.ChatStreamRequest.FromString(data)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        return _Unparseable(f"the request is not a valid ChatStreamRequest: {exc}")
+
+
+class ChatService:
+    """Serves `Chat.ChatStream` from a `Dispatcher`, within `StreamLimits`."""
+
+    def __init__(self, dispatcher: Dispatcher, *, limits: StreamLimits = StreamLimits()) -> None:
         self._dispatcher = dispatcher
-        self._limit = max_concurrent_streams
+        self.limits = limits
         self._active: set[asyncio.Task[object]] = set()
         self._closing = False
 
@@ -102,52 +167,102 @@ class ChatService:
             task.cancel("gateway shutting down")
 
     async def chat_stream(
-        self, request: pb.ChatStreamRequest, context: grpc.aio.ServicerContext[object, object]
+        self,
+        request: pb.ChatStreamRequest | _Unparseable,
+        context: grpc.aio.ServicerContext[object, object],
     ) -> None:
-        """Handle one `ChatStream` call."""
-        stream_log = _StreamLog(hint=request.routing_hint.strip() or "agent")
-        if len(self._active) >= self._limit:
-            stream_log.outcome = "rejected"
-            stream_log.emit()
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"the gateway is serving its limit of {self._limit} concurrent streams; "
-                "retry shortly",
-            )
-        try:
-            neutral = request_from_proto(request)
-        except InvalidMessageError as exc:
-            stream_log.outcome = "invalid_argument"
-            stream_log.emit()
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        """Handle one `ChatStream` call; every path ends in one logged outcome."""
+        stream_log = _StreamLog()
+        context.set_trailing_metadata((("x-request-id", stream_log.request_id),))
         task = asyncio.current_task()
         assert task is not None
-        self._active.add(task)
         try:
-            await self._serve(neutral, request.extended_events, context, stream_log)
+            neutral, extended = self._admit(request, stream_log)
+            self._active.add(task)
+            try:
+                async with asyncio.timeout(self.limits.max_duration_s):
+                    await self._serve(neutral, extended, context, stream_log)
+            except TimeoutError:
+                await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
+        except _Refused as refused:
+            stream_log.settle(refused.outcome)
+            await _abort(context, refused.code, refused.message)
         except NoRouteError as exc:
-            stream_log.outcome = "no_route"
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+            stream_log.settle("no_route")
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        except UnsendableRequestError as exc:
+            stream_log.settle("invalid_argument")
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except asyncio.CancelledError:
             if not self._closing:
-                stream_log.outcome = "cancelled"
+                stream_log.settle("cancelled")  # the client went away
                 raise
             task.uncancel()
-            stream_log.outcome = "error:cancelled"
-            await context.write(
-                event_to_proto(
-                    StreamError(
-                        error=ChatError(
-                            message="the gateway is shutting down; send the request again",
-                            code="cancelled",
-                            retryable=True,
-                        )
-                    )
-                )
-            )
+            await self._end_with(context, stream_log, _SHUTTING_DOWN)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the one place that must catch everything)
+            await self._internal(context, stream_log, exc)
         finally:
             self._active.discard(task)
             stream_log.emit()
+
+    def _admit(
+        self, request: pb.ChatStreamRequest | _Unparseable, stream_log: _StreamLog
+    ) -> tuple[ChatRequest, bool]:
+        """The validated request and whether the client wants extension events.
+
+        Raises:
+            _Refused: with the status that says why the call cannot be served.
+        """
+        if isinstance(request, _Unparseable):
+            raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, request.problem, "invalid_argument")
+        stream_log.hint = request.routing_hint.strip() or "agent"
+        if len(self._active) >= self.limits.max_concurrent_streams:
+            raise _Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the gateway is serving its limit of {self.limits.max_concurrent_streams} "
+                "concurrent streams; retry shortly",
+                "rejected",
+            )
+        try:
+            return request_from_proto(request), request.extended_events
+        except InvalidMessageError as exc:
+            raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+
+    async def _internal(
+        self,
+        context: grpc.aio.ServicerContext[object, object],
+        stream_log: _StreamLog,
+        exc: Exception,
+    ) -> None:
+        """Answer an unexpected failure: one log line, INTERNAL or an error event."""
+        if context.cancelled() or context.done():
+            stream_log.settle("cancelled")  # a write after the client went away
+            return
+        rid = stream_log.request_id
+        log.error("stream id=%s internal error: %s: %s", rid, type(exc).__name__, exc)
+        log.debug("stream id=%s traceback", rid, exc_info=exc)
+        message = f"internal gateway error (request id {rid}; the gateway log has details)"
+        if stream_log.outcome is not None:
+            return
+        if stream_log.first_token is None:
+            stream_log.settle("internal")
+            await _abort(context, grpc.StatusCode.INTERNAL, message)
+        else:
+            await self._end_with(context, stream_log, ChatError(message=message, code="internal"))
+
+    async def _end_with(
+        self,
+        context: grpc.aio.ServicerContext[object, object],
+        stream_log: _StreamLog,
+        error: ChatError,
+    ) -> None:
+        """End a stream that has no terminal event yet with `error`."""
+        if stream_log.outcome is not None:
+            return
+        stream_log.settle(f"error:{error.code}")
+        await context.write(event_to_proto(StreamError(error=error)))
 
     async def _serve(
         self,
@@ -156,55 +271,101 @@ class ChatService:
         context: grpc.aio.ServicerContext[object, object],
         stream_log: _StreamLog,
     ) -> None:
-        """Forward the dispatcher's events to the client.
-
-        A reader task pulls from the provider while this coroutine writes: each
-        gRPC write is a round trip through gRPC's completion queue, far slower
-        than reading and translating a token. Whatever the reader collected
-        during one write goes out in the next, adjacent deltas merged, so a
-        fast provider costs a few large messages and a slow one still gets
-        every token forwarded the moment it arrives.
-        """
-        pending: list[StreamEvent] = []
-        arrived = asyncio.Event()
-        reader = asyncio.create_task(self._read(request, stream_log, pending, arrived))
+        """Forward the dispatcher's events to the client through a bounded backlog."""
+        limits = self.limits
+        backlog = Backlog(limits.backlog_chars)
+        reader = asyncio.create_task(self._read(request, stream_log, backlog))
         try:
-            while not reader.done() or pending:
-                if not pending:
-                    await arrived.wait()
-                arrived.clear()
-                events = coalesce_deltas(pending[:])
-                pending.clear()
-                for event in events:
-                    _note(stream_log, event)
-                    if extended or not isinstance(event, _EXTENSION_EVENTS):
-                        await context.write(event_to_proto(event))
-            await reader  # re-raises what ended the reader early (NoRouteError)
+            while events := await backlog.take():
+                for event in coalesce_deltas(events, max_chars=limits.max_delta_chars):
+                    await self._write(event, extended, context, stream_log)
+            await reader  # re-raises what ended the reader early (NoRouteError, ...)
         finally:
             if not reader.done():
                 reader.cancel()
                 await asyncio.wait([reader])
 
-    async def _read(
+    async def _write(
         self,
-        request: ChatRequest,
+        event: StreamEvent,
+        extended: bool,
+        context: grpc.aio.ServicerContext[object, object],
         stream_log: _StreamLog,
-        pending: list[StreamEvent],
-        arrived: asyncio.Event,
     ) -> None:
+        if stream_log.outcome is not None:
+            return  # nothing follows a terminal event
+        if isinstance(event, StreamError):
+            event = StreamError(error=_outgoing(event.error))
+        message = event_to_proto(event)
+        if isinstance(event, MessageComplete) and message.ByteSize() > self.limits.max_message_bytes:
+            event = StreamError(error=self._too_large(message.ByteSize()))
+            message = event_to_proto(event)
+        _note(stream_log, event)
+        if extended or not isinstance(event, _EXTENSION_EVENTS):
+            await context.write(message)
+        if isinstance(event, MessageComplete | StreamError):
+            ok = isinstance(event, MessageComplete)
+            stream_log.settle("ok" if ok else f"error:{event.error.code}")  # type: ignore[union-attr]
+
+    def _too_large(self, size: int) -> ChatError:
+        limit = self.limits.max_message_bytes
+        return ChatError(
+            message=(
+                f"the answer is {size / 2**20:.1f} MiB, over the gateway's limit of "
+                f"{limit / 2**20:.1f} MiB per message (--max-message-bytes); ask for fewer "
+                "output tokens (max_tokens)"
+            ),
+            code="invalid_request",
+        )
+
+    async def _read(self, request: ChatRequest, stream_log: _StreamLog, backlog: Backlog) -> None:
         try:
             batches = self._dispatcher.stream(request, record=stream_log.record)
             async with aclosing(batches):
                 async for batch in batches:
-                    writer_idle = not pending
-                    pending.extend(batch)
-                    arrived.set()
-                    if writer_idle:
-                        # httpx hands over buffered chunks without suspending, so
-                        # without this the writer would wait for the whole buffer.
-                        await asyncio.sleep(0)
+                    await backlog.put(batch)
         finally:
-            arrived.set()
+            backlog.close()
+
+
+class _Refused(Exception):
+    """A call refused before streaming: its status, text and logged outcome."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, outcome: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.outcome = outcome
+
+
+_SHUTTING_DOWN = ChatError(
+    message="the gateway is shutting down; send the request again",
+    code="cancelled",
+    retryable=True,
+)
+
+
+def _too_long(limit_s: float) -> ChatError:
+    return ChatError(
+        message=(
+            f"the stream reached the gateway's maximum duration of {limit_s:g}s "
+            "(--max-stream-duration)"
+        ),
+        code="timeout",
+    )
+
+
+def _outgoing(error: ChatError) -> ChatError:
+    """`error` as it may leave the gateway: redacted, then bounded."""
+    cleaned = clean_message(error.message)
+    return error if cleaned == error.message else error.model_copy(update={"message": cleaned})
+
+
+async def _abort(
+    context: grpc.aio.ServicerContext[object, object], code: grpc.StatusCode, message: str
+) -> None:
+    """End the call with a status whose text is redacted and bounded."""
+    await context.abort(code, clip(message, _MAX_STATUS_CHARS))
 
 
 def _note(stream_log: _StreamLog, event: StreamEvent) -> None:
@@ -214,10 +375,6 @@ def _note(stream_log: _StreamLog, event: StreamEvent) -> None:
     if isinstance(event, TurnEnd):
         stream_log.input_tokens = event.usage.input_tokens
         stream_log.output_tokens = event.usage.output_tokens
-    elif isinstance(event, StreamError):
-        stream_log.outcome = f"error:{event.error.code}"
-    elif isinstance(event, MessageComplete):
-        stream_log.outcome = "ok"
 
 
 def chat_rpc_handler(service: ChatService) -> grpc.GenericRpcHandler:
@@ -226,13 +383,15 @@ def chat_rpc_handler(service: ChatService) -> grpc.GenericRpcHandler:
     Registered by hand rather than through the generated
     `add_ChatServicer_to_server`, whose servicer base types the method as a
     generator; ours is a coroutine that writes (see the module docstring).
+    The deserializer never raises (`_parse_request`), so a corrupt request is
+    an INVALID_ARGUMENT with a reason rather than gRPC's own error.
     """
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,
         {
             "ChatStream": grpc.unary_stream_rpc_method_handler(
                 service.chat_stream,
-                request_deserializer=pb.ChatStreamRequest.FromString,
+                request_deserializer=_parse_request,
                 response_serializer=pb.ChatStreamEvent.SerializeToString,
             )
         },
