@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 __all__ = ["gateway_app"]
+
+
+class LogLevel(StrEnum):
+    """The log levels `--log-level` accepts."""
+
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
 
 gateway_app = typer.Typer(help="Run the Chat gRPC gateway.", no_args_is_help=True)
 
@@ -58,11 +69,23 @@ def serve(
         int | None,
         typer.Option(help="Tries per route on retryable errors before failing over (default 3)."),
     ] = None,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    max_stream_duration: Annotated[
+        float | None,
+        typer.Option(help="Seconds a stream may last, however busy (default 1800)."),
+    ] = None,
+    max_message_bytes: Annotated[
+        int | None,
+        typer.Option(
+            help="Largest message sent to a client; a longer final answer is an error "
+            "(default 4 MiB - 64 KiB, under gRPC's default 4 MiB receive limit)."
+        ),
+    ] = None,
+    log_level: Annotated[
+        LogLevel, typer.Option(help="debug, info, warning or error.", case_sensitive=False)
+    ] = LogLevel.info,
 ) -> None:
     """Serve navigator.chat.v1.Chat, translating to the routes' providers."""
     import asyncio
-    import logging
 
     from pydantic import ValidationError
 
@@ -84,24 +107,44 @@ def serve(
         "first_token_timeout_s": first_token_timeout,
         "idle_timeout_s": idle_timeout,
         "attempts_per_route": attempts_per_route,
+        "max_stream_duration_s": max_stream_duration,
+        "max_message_bytes": max_message_bytes,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         first = exc.errors()[0]
-        _fail(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
+        message = str(first["msg"]).removeprefix("Value error, ")
+        _fail(f"invalid setting {'.'.join(map(str, first['loc']))}: {message}")
     if settings.routes is None:
         _fail("no routes file: pass --routes FILE or set NAV_GATEWAY_ROUTES")
-    logging.basicConfig(
-        level=log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    _configure_logging(log_level)
     try:
         table = load_routes(settings.routes)
         settings.auth_token()
         asyncio.run(run_gateway(settings, table))
     except (RoutesError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
+
+
+def _configure_logging(level: LogLevel) -> None:
+    """Every log line, ours and the libraries', through the redacting formatter.
+
+    httpx and httpcore log a line per upstream request at INFO: noise at the
+    default level, kept for `--log-level debug`.
+    """
+    import logging
+
+    from navagent.core.redaction import RedactingFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.value.upper())
+    quiet = logging.DEBUG if level is LogLevel.debug else logging.WARNING
+    for name in ("httpx", "httpcore", "hpack", "grpc"):
+        logging.getLogger(name).setLevel(max(quiet, root.level))
 
 
 def _fail(message: str) -> NoReturn:

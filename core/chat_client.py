@@ -320,9 +320,7 @@ def error_from_status(
                 _with_detail("the gateway rejected the request", detail), "invalid_request"
             )
         case grpc.StatusCode.RESOURCE_EXHAUSTED:
-            return _error(
-                _with_detail("the gateway is rate limiting requests", detail), "rate_limited", True
-            )
+            return _resource_exhausted(detail)
         case grpc.StatusCode.DEADLINE_EXCEEDED:
             return _error(f"the call to the gateway at {target} timed out", "timeout", True)
         case grpc.StatusCode.CANCELLED:
@@ -335,6 +333,20 @@ def error_from_status(
         case _:
             name = code.name if code is not None else "UNKNOWN"
             return _error(_with_detail(f"the gateway call failed ({name})", detail), "internal")
+
+
+def _resource_exhausted(detail: str) -> StreamError:
+    """RESOURCE_EXHAUSTED has several causes; name the one this is."""
+    if "larger than max" in detail or "message larger" in detail:
+        # gRPC's own size check, in this client or the gateway: not rate limiting.
+        return _error(
+            f"a message was larger than gRPC allows ({detail}); the gateway caps its "
+            "messages with --max-message-bytes and the request size with --max-request-bytes",
+            "invalid_request",
+        )
+    if "concurrent streams" in detail:
+        return _error(detail, "overloaded", True)
+    return _error(_with_detail("the gateway is out of capacity", detail), "rate_limited", True)
 
 
 def _with_detail(sentence: str, detail: str) -> str:

@@ -189,12 +189,12 @@ class RedactingFormatter(logging.Formatter):
         super().__init__(fmt)
         self._max_chars = max_chars
 
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging API)
+    def formatMessage(self, record: logging.LogRecord) -> str:
         """Format `record`'s message as one redacted, escaped, bounded line."""
         record.message = clip(_CONTROL.sub(_escape, record.message), self._max_chars)
         return super().formatMessage(record)
 
-    def formatException(self, ei: logging._SysExcInfoType) -> str:  # noqa: N802 (logging API)
+    def formatException(self, ei: logging._SysExcInfoType) -> str:
         """Format a traceback, redacted."""
         return redact(super().formatException(ei))
 

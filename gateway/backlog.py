@@ -46,7 +46,8 @@ class Backlog:
         was_empty = not self._events
         self._events.extend(batch)
         self._chars += sum(
-            len(event.text) if type(event) is TextDelta or type(event) is ThinkingDelta
+            len(event.text)
+            if type(event) is TextDelta or type(event) is ThinkingDelta
             else _EVENT_CHARS
             for event in batch
         )

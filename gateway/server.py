@@ -8,9 +8,11 @@ long-running entry point behind `nav gateway serve`.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import logging
 import signal
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -99,6 +101,36 @@ def _server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | N
     )
 
 
+def _check_bindable(listen: str) -> None:
+    """Fail with a plain sentence when `listen` cannot be bound.
+
+    gRPC core reports a failed bind as a burst of its own `E...` log lines and
+    "Failed to bind"; binding a probe socket first names the real cause.
+
+    Raises:
+        RuntimeError: "address already in use: HOST:PORT" and the like.
+    """
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]")
+    if port == "0":
+        return
+    try:
+        infos = socket.getaddrinfo(
+            host or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError) as exc:
+        raise RuntimeError(f"cannot listen on {listen}: unknown host {host!r} ({exc})") from None
+    for family, kind, proto, _name, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise RuntimeError(f"address already in use: {listen}") from None
+                raise RuntimeError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -182,6 +214,7 @@ class Gateway:
             server,
         )
         credentials = _server_credentials(self.settings)
+        _check_bindable(self.settings.listen)
         try:
             if credentials is None:
                 port = server.add_insecure_port(self.settings.listen)
@@ -194,6 +227,8 @@ class Gateway:
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
         self._server = server
         self.port = port
+        for warning in self.routes.warnings:
+            log.warning("routes: %s", warning)
         hints = ", ".join(
             f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
             f"{'' if route.enabled else ' (disabled)'}"

@@ -201,7 +201,7 @@ class ChatService:
             await self._end_with(context, stream_log, _SHUTTING_DOWN)
         except grpc.aio.AbortError:
             raise
-        except Exception as exc:  # noqa: BLE001 (the one place that must catch everything)
+        except Exception as exc:  # the one place that must catch everything
             await self._internal(context, stream_log, exc)
         finally:
             self._active.discard(task)
@@ -297,7 +297,10 @@ class ChatService:
         if isinstance(event, StreamError):
             event = StreamError(error=_outgoing(event.error))
         message = event_to_proto(event)
-        if isinstance(event, MessageComplete) and message.ByteSize() > self.limits.max_message_bytes:
+        if (
+            isinstance(event, MessageComplete)
+            and message.ByteSize() > self.limits.max_message_bytes
+        ):
             event = StreamError(error=self._too_large(message.ByteSize()))
             message = event_to_proto(event)
         _note(stream_log, event)

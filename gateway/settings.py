@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from navagent.core.redaction import header_safe_problem, register_secret
-
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from navagent.core.redaction import header_safe_problem, register_secret
 
 __all__ = ["GatewaySettings"]
 

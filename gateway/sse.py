@@ -153,6 +153,14 @@ class SSEDecoder:
                 lines[0] = lines[0][1:]
         return self._decode_lines(lines)
 
+    @property
+    def pending_bytes(self) -> int:
+        """Size of the event still being received (its partial line and data lines so far).
+
+        The decoder itself has no cap; a caller that must bound memory checks this.
+        """
+        return len(self._framer._buffer) + sum(map(len, self._data))
+
     def finish(self) -> list[SSEEvent]:
         """Signal the end of the body; return the events that completes (always none).
 

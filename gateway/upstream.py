@@ -40,7 +40,6 @@ import httpx
 from navagent.core.errors import NavAgentError
 from navagent.core.events import (
     ChatError,
-    StreamError,
     StreamEvent,
 )
 from navagent.core.messages import ChatRequest
@@ -59,6 +58,9 @@ __all__ = [
 ]
 
 _ERROR_BODY_LIMIT = 64 * 1024
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+"""Largest single SSE event accepted: far above any real one, and it bounds what
+one event can make the gateway hold (the decoder itself has no cap)."""
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,16 @@ async def _translate(
         except TimeoutError:
             raise UpstreamFailure(expired) from None
         batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
+        if decoder.pending_bytes > MAX_EVENT_BYTES:
+            raise UpstreamFailure(
+                ChatError(
+                    message=(
+                        f"the provider sent a single event larger than "
+                        f"{MAX_EVENT_BYTES // 2**20} MiB; the gateway refuses it"
+                    ),
+                    code="upstream_unavailable",
+                )
+            )
         if translator.progress != progress:
             progress = translator.progress
             deadline, expired = loop.time() + timeouts.idle_s, timeouts.idle_error()

@@ -23,6 +23,7 @@ from navagent.core.redaction import find_secrets
 
 __all__ = ["KeyFinding", "scan_file", "scan_files", "scan_text"]
 
+
 @dataclass(frozen=True)
 class KeyFinding:
     """Something that looks like a credential, and where."""

@@ -227,7 +227,24 @@ STATUS_CASES = [
         "slow down",
         "rate_limited",
         True,
-        "the gateway is rate limiting requests: slow down",
+        "the gateway is out of capacity: slow down",
+    ),
+    # Issue 9: gRPC's size check is not rate limiting; say what it is.
+    (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "Received message larger than max (5000000 vs. 4194304)",
+        "invalid_request",
+        False,
+        "a message was larger than gRPC allows (Received message larger than max "
+        "(5000000 vs. 4194304)); the gateway caps its messages with --max-message-bytes "
+        "and the request size with --max-request-bytes",
+    ),
+    (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "the gateway is serving its limit of 2 concurrent streams; retry shortly",
+        "overloaded",
+        True,
+        "the gateway is serving its limit of 2 concurrent streams; retry shortly",
     ),
     (
         grpc.StatusCode.DEADLINE_EXCEEDED,
