@@ -261,8 +261,12 @@ class ChatService:
         """End a stream that has no terminal event yet with `error`."""
         if stream_log.outcome is not None:
             return
+        try:
+            await context.write(event_to_proto(StreamError(error=error)))
+        except Exception:  # the client is gone: there is no one left to tell
+            stream_log.settle("cancelled")
+            return
         stream_log.settle(f"error:{error.code}")
-        await context.write(event_to_proto(StreamError(error=error)))
 
     async def _serve(
         self,
