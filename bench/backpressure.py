@@ -28,10 +28,9 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.gateway import peak_rss_mib, start_gateway  # noqa: E402
-
-from navagent.core._proto import chat_pb2 as pb  # noqa: E402
-from navagent.core._proto import chat_pb2_grpc  # noqa: E402
+from bench.gateway import peak_rss_mib, start_gateway
+from navagent.core._proto import chat_pb2 as pb
+from navagent.core._proto import chat_pb2_grpc
 
 TOKEN = " ab"
 

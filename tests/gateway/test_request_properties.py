@@ -72,9 +72,7 @@ messages = st.builds(
         max_size=1,
     ),
 )
-tools = st.builds(
-    pb.Tool, name=st.text(max_size=10), description=texts, parameters_schema=json_ish
-)
+tools = st.builds(pb.Tool, name=st.text(max_size=10), description=texts, parameters_schema=json_ish)
 
 
 @st.composite
