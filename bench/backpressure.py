@@ -115,7 +115,7 @@ async def warm_up(address: str) -> None:
             pass
 
 
-async def read_slowly(address: str, interval: float) -> tuple[int, str, str]:
+async def read_slowly(address: str, interval: float, pid: int = 0) -> tuple[int, str, str]:
     async with grpc.aio.insecure_channel(address, options=OPTIONS) as channel:
         stub = chat_pb2_grpc.ChatStub(channel)
         messages, deltas, final = 0, [], ""
@@ -130,6 +130,13 @@ async def read_slowly(address: str, interval: float) -> tuple[int, str, str]:
             elif kind == "error":
                 raise RuntimeError(f"the stream failed: {event.error.message}")
             await asyncio.sleep(interval)  # a slow client: one message per interval
+            if pid and messages % 10 == 0:
+                chars = sum(map(len, deltas))
+                print(
+                    f"  {messages} messages, {chars:,} characters, "
+                    f"gateway RSS {current_rss_mib(pid):.1f} MiB",
+                    file=sys.stderr,
+                )
         return messages, "".join(deltas), final
 
 
@@ -153,7 +160,7 @@ def main() -> None:
             asyncio.run(warm_up(address))
             before = current_rss_mib(gateway.pid)
             started = time.monotonic()
-            messages, deltas, final = asyncio.run(read_slowly(address, args.interval))
+            messages, deltas, final = asyncio.run(read_slowly(address, args.interval, gateway.pid))
             seconds = time.monotonic() - started
             peak = peak_rss_mib(gateway.pid)
         finally:

@@ -25,6 +25,7 @@ from collections.abc import Hashable
 
 from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart
 from navagent.core.messages import AssistantMessage, ThinkingPart, ToolCall
+from navagent.gateway._rope import Rope as _Rope
 
 __all__ = ["IncompleteToolCallError", "PartsAccumulator"]
 
@@ -32,35 +33,6 @@ __all__ = ["IncompleteToolCallError", "PartsAccumulator"]
 # validator directly still validates, but skips the BaseModel.__init__ frame
 # (about a third of the construction cost; see bench/translators.py).
 _text_delta = TextDelta.__pydantic_validator__.validate_python
-
-
-_BLOCK = 512
-
-
-class _Rope:
-    """Text streamed in pieces, held compactly.
-
-    A million one-token pieces would cost ~60 MB as separate objects; joined a
-    block of `_BLOCK` at a time they cost about their characters, in linear time.
-    """
-
-    __slots__ = ("_blocks", "_pieces")
-
-    def __init__(self) -> None:
-        self._blocks: list[str] = []
-        self._pieces: list[str] = []
-
-    def append(self, piece: str) -> None:
-        pieces = self._pieces
-        pieces.append(piece)
-        if len(pieces) >= _BLOCK:
-            self._blocks.append("".join(pieces))
-            pieces.clear()
-
-    def __str__(self) -> str:
-        joined = "".join([*self._blocks, *self._pieces])
-        self._blocks, self._pieces = ([joined], []) if joined else ([], [])
-        return joined
 
 
 class IncompleteToolCallError(ValueError):

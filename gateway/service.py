@@ -42,7 +42,6 @@ from navagent.core.events import (
 from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
 from navagent.gateway.backlog import Backlog
-from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 from navagent.gateway.errors import clean_message
 from navagent.gateway.upstream import UnsendableRequestError
@@ -277,11 +276,11 @@ class ChatService:
     ) -> None:
         """Forward the dispatcher's events to the client through a bounded backlog."""
         limits = self.limits
-        backlog = Backlog(limits.backlog_chars)
+        backlog = Backlog(limit_chars=limits.backlog_chars, max_delta_chars=limits.max_delta_chars)
         reader = asyncio.create_task(self._read(request, stream_log, backlog))
         try:
             while events := await backlog.take():
-                for event in coalesce_deltas(events, max_chars=limits.max_delta_chars):
+                for event in events:
                     await self._write(event, extended, context, stream_log)
             await reader  # re-raises what ended the reader early (NoRouteError, ...)
         finally:
