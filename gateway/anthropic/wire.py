@@ -19,6 +19,7 @@ __all__ = [
     "MessageDelta",
     "MessageDeltaEvent",
     "MessageStartEvent",
+    "OutputTokensDetails",
     "RedactedThinkingBlockParam",
     "RequestBody",
     "RequestMessage",
@@ -115,18 +116,37 @@ class RequestBody(TypedDict):
 # --- stream ----------------------------------------------------------------
 
 
+class OutputTokensDetails(TypedDict, total=False):
+    """Parts of `output_tokens` (newer models)."""
+
+    thinking_tokens: int
+
+
 class StreamUsage(TypedDict, total=False):
-    """Token counts; `message_delta` counts are cumulative and overwrite."""
+    """Token counts; `message_delta` counts are cumulative and overwrite.
+
+    `input_tokens` excludes the cache counts: the whole input is the sum of
+    the three.
+    """
 
     input_tokens: int | None
+    cache_read_input_tokens: int | None
+    cache_creation_input_tokens: int | None
     output_tokens: int
+    output_tokens_details: OutputTokensDetails
 
 
 class StreamMessage(TypedDict, total=False):
-    """The message skeleton in `message_start`."""
+    """The message skeleton in `message_start`.
+
+    Usually `content: []` and `stop_reason: null`, but it may already hold
+    whole blocks and a stop reason (programmatic tool calling).
+    """
 
     id: str
     model: str
+    content: list[StreamBlock]
+    stop_reason: str | None
     usage: StreamUsage
 
 
