@@ -16,12 +16,19 @@ __all__ = ["sessions_table", "show_sessions"]
 
 
 def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
-    """One row per session: name or id, cluster, last activity, size, first message."""
+    """One row per session: name or id, cluster, last activity, size, cost, first message.
+
+    Tokens in include the cached ones (read from the provider's prompt cache),
+    on every provider.
+    """
     table = Table(box=None, header_style="bold", padding=(0, 2))
     table.add_column("session")
     table.add_column("cluster")
     table.add_column("last active (UTC)")
     table.add_column("messages", justify="right")
+    table.add_column("tokens in", justify="right")
+    table.add_column("cached", justify="right")
+    table.add_column("out", justify="right")
     table.add_column("first message", overflow="ellipsis", no_wrap=True)
     for summary in sessions:
         table.add_row(
@@ -29,6 +36,9 @@ def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
             summary.cluster,
             summary.updated_at.strftime("%Y-%m-%d %H:%M"),
             str(summary.message_count),
+            f"{summary.usage.input_tokens:,}",
+            f"{summary.usage.cache_read_tokens:,}",
+            f"{summary.usage.output_tokens:,}",
             summary.preview,
         )
     return table

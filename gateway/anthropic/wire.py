@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "CacheControl",
     "ContentBlockParam",
     "ErrorEvent",
     "ErrorObject",
@@ -38,11 +39,18 @@ __all__ = [
 # --- request ---------------------------------------------------------------
 
 
+class CacheControl(TypedDict):
+    """Marks the end of a prompt prefix to cache (a breakpoint; at most four per request)."""
+
+    type: Literal["ephemeral"]
+
+
 class TextBlockParam(TypedDict):
     """A text block; `text` is never empty (the API rejects empty text blocks)."""
 
     type: Literal["text"]
     text: str
+    cache_control: NotRequired[CacheControl]
 
 
 class ThinkingBlockParam(TypedDict):
@@ -67,6 +75,7 @@ class ToolUseBlockParam(TypedDict):
     id: str
     name: str
     input: dict[str, Any]
+    cache_control: NotRequired[CacheControl]
 
 
 class ToolResultBlockParam(TypedDict):
@@ -75,6 +84,7 @@ class ToolResultBlockParam(TypedDict):
     type: Literal["tool_result"]
     tool_use_id: str
     content: NotRequired[str]
+    cache_control: NotRequired[CacheControl]
 
 
 ContentBlockParam = (
@@ -99,6 +109,7 @@ class ToolParam(TypedDict):
     name: str
     description: NotRequired[str]
     input_schema: dict[str, Any]
+    cache_control: NotRequired[CacheControl]
 
 
 class RequestBody(TypedDict):
@@ -108,7 +119,8 @@ class RequestBody(TypedDict):
     max_tokens: int
     messages: list[RequestMessage]
     stream: Literal[True]
-    system: NotRequired[str]
+    system: NotRequired[list[TextBlockParam]]
+    """Text blocks (a plain string is accepted too, but cannot carry a breakpoint)."""
     tools: NotRequired[list[ToolParam]]
     temperature: NotRequired[float]
 

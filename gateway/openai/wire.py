@@ -59,6 +59,8 @@ class RequestMessage(TypedDict):
     """None only on an assistant message that carries tool calls and no text."""
     tool_calls: NotRequired[list[ToolCallParam]]
     tool_call_id: NotRequired[str]
+    refusal: NotRequired[str]
+    """Assistant only: the model's refusal, apart from its content."""
 
 
 class FunctionDefinition(TypedDict):

@@ -184,6 +184,10 @@ def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
     assert "demo" in row and "list my sandboxes" in row and " 4 " in row
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
     assert [(s["name"], s["cluster"], s["message_count"]) for s in listed] == [("work", "demo", 4)]
+    # The two completions' usage is saved with them and summed per session.
+    usage = listed[0]["usage"]
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    assert "cached" in table.stdout
 
 
 def test_demo_without_session_keeps_nothing(env) -> None:
