@@ -18,17 +18,15 @@ __all__ = ["sessions_table", "show_sessions"]
 def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
     """One row per session: name or id, cluster, last activity, size, cost, first message.
 
-    Tokens in include the cached ones (read from the provider's prompt cache),
-    on every provider.
+    Tokens are the input tokens of every completion, with the share read from
+    the provider's prompt cache (the same meaning on every provider).
     """
     table = Table(box=None, header_style="bold", padding=(0, 2))
     table.add_column("session")
     table.add_column("cluster")
     table.add_column("last active (UTC)")
     table.add_column("messages", justify="right")
-    table.add_column("tokens in", justify="right")
-    table.add_column("cached", justify="right")
-    table.add_column("out", justify="right")
+    table.add_column("tokens in (% cached)", justify="right")
     table.add_column("first message", overflow="ellipsis", no_wrap=True)
     for summary in sessions:
         table.add_row(
@@ -36,12 +34,21 @@ def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
             summary.cluster,
             summary.updated_at.strftime("%Y-%m-%d %H:%M"),
             str(summary.message_count),
-            f"{summary.usage.input_tokens:,}",
-            f"{summary.usage.cache_read_tokens:,}",
-            f"{summary.usage.output_tokens:,}",
+            _tokens(summary),
             summary.preview,
         )
     return table
+
+
+def _tokens(summary: SessionSummary) -> str:
+    """Input tokens with the share read from the cache, compact: `2.8k (46%)`."""
+    usage = summary.usage
+    if not usage.input_tokens:
+        return "-"
+    count = usage.input_tokens
+    shown = f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+    share = usage.cache_read_tokens * 100 // count
+    return f"{shown} ({share}%)" if share else shown
 
 
 def show_sessions(*, json_output: bool, limit: int) -> int:
