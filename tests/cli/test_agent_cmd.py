@@ -220,3 +220,16 @@ async def test_own_nav_as_tool_binary_is_pointed_out(env) -> None:
     assert err.count("nav-agent's own `nav`") == 1 and "NAV_AGENT_CLI" in err
     assert "✗ sandbox_list" in err  # our nav has no `sandbox list`
     assert stdout.decode().count("\n") == 1
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_usage_line_shows_prompt_cache_reads_on_both_providers(env, provider) -> None:
+    # Two model calls on one history: the second repeats the first's prefix.
+    result = run_nav(
+        "agent", "--demo", "--demo-provider", provider, "-p", "list my sandboxes", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    usage = result.stderr.strip().splitlines()[-1]
+    assert usage.startswith("2 model calls · ") and " cached" in usage, usage
+    if provider == "anthropic":
+        assert "written to cache" in usage, usage
