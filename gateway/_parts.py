@@ -8,7 +8,8 @@ finished `AssistantMessage` looks like:
 
 - text is every text piece, in arrival order, concatenated (Anthropic may send
   several text blocks; the neutral message has one `content`, which is what
-  the anthropic SDK's `get_final_text()` returns too);
+  the anthropic SDK's `get_final_text()` returns too); refusal pieces are
+  concatenated the same way into `refusal`, apart from the text;
 - tool calls are in order of first appearance; `ToolCallStart.index` is the
   position in that list, never the vendor's index;
 - the first non-empty `id`/`name` fragment of a call wins (OpenAI sends them
@@ -23,7 +24,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Hashable
 
-from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart
+from navagent.core.events import RefusalDelta, TextDelta, ThinkingDelta, ToolCallStart
 from navagent.core.messages import AssistantMessage, ThinkingPart, ToolCall
 from navagent.gateway._rope import Rope as _Rope
 
@@ -65,6 +66,7 @@ class PartsAccumulator:
     __slots__ = (
         "_calls",
         "_calls_by_key",
+        "_refusal",
         "_text",
         "_thinking",
         "_thinking_by_key",
@@ -73,9 +75,11 @@ class PartsAccumulator:
 
     def __init__(self) -> None:
         self.progress = 0
-        """Characters of content accumulated so far (text, reasoning, tool-call
-        arguments): what the idle timeout measures, so keep-alives never count."""
+        """Characters of content accumulated so far (text, refusal, reasoning,
+        tool-call arguments): what the idle timeout measures, so keep-alives
+        never count."""
         self._text = _Rope()
+        self._refusal = _Rope()
         self._calls: list[_ToolCallState] = []
         self._calls_by_key: dict[Hashable, _ToolCallState] = {}
         self._thinking: list[_ThinkingState] = []
@@ -88,6 +92,17 @@ class PartsAccumulator:
         self.progress += len(text)
         self._text.append(text)
         return _text_delta({"text": text})  # type: ignore[no-any-return]
+
+    def refusal(self, text: str) -> RefusalDelta:
+        """Record a piece of a refusal and return its delta event."""
+        self.progress += len(text)
+        self._refusal.append(text)
+        return RefusalDelta(text=text)
+
+    @property
+    def has_refusal(self) -> bool:
+        """True once any refusal text arrived."""
+        return len(self._refusal) > 0
 
     # --- thinking --------------------------------------------------------
 
@@ -188,4 +203,5 @@ class PartsAccumulator:
                 )
                 for part in self._thinking
             ),
+            refusal=str(self._refusal),
         )

@@ -37,14 +37,14 @@ class BaseStreamTranslator:
     finish_reasons: ClassVar[dict[str, FinishReason]]
     """Provider finish reason -> neutral one; anything else is "other"."""
 
-    __slots__ = ("_done", "_finish_reason", "_input_tokens", "_output_tokens", "_parts")
+    __slots__ = ("_done", "_finish_reason", "_parts", "_token_usage")
 
     def __init__(self) -> None:
         self._parts = PartsAccumulator()
         self._done = False
         self._finish_reason = ""
-        self._input_tokens = 0
-        self._output_tokens = 0
+        self._token_usage = Usage()
+        """Neutral counts so far (see `Usage`); subclasses replace it as usage arrives."""
 
     @property
     def progress(self) -> int:
@@ -84,9 +84,13 @@ class BaseStreamTranslator:
         raw = self._finish_reason
         return [
             TurnEnd(
-                finish_reason=self.finish_reasons.get(raw, "other"),
+                finish_reason=self._neutral_finish_reason(raw),
                 provider_finish_reason=raw,
-                usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+                usage=self._token_usage,
             ),
             MessageComplete(message=message),
         ]
+
+    def _neutral_finish_reason(self, raw: str) -> FinishReason:
+        """Map the provider's finish reason; anything unknown is "other"."""
+        return self.finish_reasons.get(raw, "other")

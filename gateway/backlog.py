@@ -4,7 +4,7 @@ A reader task pulls from the provider while the writer sends to the client:
 each gRPC write is a round trip through gRPC's completion queue, far slower
 than reading and translating a token, so whatever the reader collects during
 one write goes out in the next, adjacent deltas merged. Merging happens here,
-as the events arrive: a run of text (or reasoning) deltas is held as compact
+as the events arrive: a run of text (reasoning, refusal) deltas is held as compact
 text, not as one event object per token (~500 bytes each, against ~4 for a
 short token's characters).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 
-from navagent.core.events import StreamEvent, TextDelta, ThinkingDelta
+from navagent.core.events import RefusalDelta, StreamEvent, TextDelta, ThinkingDelta
 from navagent.gateway._rope import Rope
 
 __all__ = ["Backlog"]
@@ -29,7 +29,7 @@ __all__ = ["Backlog"]
 _EVENT_CHARS = 64
 """What any other event counts for, so a flood of small events is bounded too."""
 
-_Delta = type[TextDelta] | type[ThinkingDelta]
+_Delta = type[TextDelta] | type[ThinkingDelta] | type[RefusalDelta]
 
 
 class Backlog:
@@ -68,7 +68,7 @@ class Backlog:
         was_empty = not self._chars
         for event in batch:
             kind = type(event)
-            if kind is TextDelta or kind is ThinkingDelta:
+            if kind is TextDelta or kind is ThinkingDelta or kind is RefusalDelta:
                 text: str = event.text  # type: ignore[union-attr]
                 if kind is not self._run_kind or len(self._run) + len(text) > self._max_delta:
                     self._flush_run()

@@ -27,16 +27,14 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from navagent.core._proto import chat_pb2 as pb
-from navagent.core.convert import event_to_proto, request_from_proto
+from navagent.core.convert import event_to_fixed_proto, event_to_proto, request_from_proto
 from navagent.core.errors import InvalidMessageError
 from navagent.core.events import (
+    CONTENT_EVENTS,
     ChatError,
     MessageComplete,
     StreamError,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallStart,
     TurnEnd,
 )
 from navagent.core.messages import ChatRequest
@@ -49,8 +47,6 @@ from navagent.gateway.upstream import UnsendableRequestError
 __all__ = ["SERVICE_NAME", "ChatService", "StreamLimits", "chat_rpc_handler"]
 
 SERVICE_NAME = "navigator.chat.v1.Chat"
-_EXTENSION_EVENTS = (ThinkingDelta, ToolCallStart, TurnEnd)
-_CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart)
 _MAX_STATUS_CHARS = 1024
 _BARE = re.compile(r"[A-Za-z0-9._:/#@+-]{1,80}")
 
@@ -299,15 +295,17 @@ class ChatService:
             return  # nothing follows a terminal event
         if isinstance(event, StreamError):
             event = StreamError(error=_outgoing(event.error))
-        message = event_to_proto(event)
+        # Fixed-schema clients get no extension events, and refusals as text.
+        message = event_to_proto(event) if extended else event_to_fixed_proto(event)
         if (
             isinstance(event, MessageComplete)
+            and message is not None
             and message.ByteSize() > self.limits.max_message_bytes
         ):
             event = StreamError(error=self._too_large(message.ByteSize()))
             message = event_to_proto(event)
         _note(stream_log, event)
-        if extended or not isinstance(event, _EXTENSION_EVENTS):
+        if message is not None:
             await context.write(message)
         if isinstance(event, MessageComplete | StreamError):
             ok = isinstance(event, MessageComplete)
@@ -376,7 +374,7 @@ async def _abort(
 
 def _note(stream_log: _StreamLog, event: StreamEvent) -> None:
     """Update the stream's log facts with one outgoing event."""
-    if stream_log.first_token is None and isinstance(event, _CONTENT_EVENTS):
+    if stream_log.first_token is None and isinstance(event, CONTENT_EVENTS):
         stream_log.first_token = time.monotonic()
     if isinstance(event, TurnEnd):
         stream_log.input_tokens = event.usage.input_tokens

@@ -38,10 +38,7 @@ from dataclasses import dataclass
 import httpx
 
 from navagent.core.errors import NavAgentError
-from navagent.core.events import (
-    ChatError,
-    StreamEvent,
-)
+from navagent.core.events import ChatError, StreamEvent
 from navagent.core.messages import ChatRequest
 from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message

@@ -184,6 +184,10 @@ def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
     assert "demo" in row and "list my sandboxes" in row and " 4 " in row
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
     assert [(s["name"], s["cluster"], s["message_count"]) for s in listed] == [("work", "demo", 4)]
+    # The two completions' usage is saved with them and summed per session.
+    usage = listed[0]["usage"]
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    assert "cached" in table.stdout
 
 
 def test_demo_without_session_keeps_nothing(env) -> None:
@@ -216,3 +220,16 @@ async def test_own_nav_as_tool_binary_is_pointed_out(env) -> None:
     assert err.count("nav-agent's own `nav`") == 1 and "NAV_AGENT_CLI" in err
     assert "✗ sandbox_list" in err  # our nav has no `sandbox list`
     assert stdout.decode().count("\n") == 1
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_usage_line_shows_prompt_cache_reads_on_both_providers(env, provider) -> None:
+    # Two model calls on one history: the second repeats the first's prefix.
+    result = run_nav(
+        "agent", "--demo", "--demo-provider", provider, "-p", "list my sandboxes", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    usage = result.stderr.strip().splitlines()[-1]
+    assert usage.startswith("2 model calls · ") and " cached" in usage, usage
+    if provider == "anthropic":
+        assert "written to cache" in usage, usage
