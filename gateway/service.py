@@ -39,6 +39,7 @@ from navagent.core.events import (
 )
 from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
+from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
 from navagent.gateway.backlog import Backlog
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 from navagent.gateway.errors import clean_message
@@ -137,9 +138,17 @@ def _parse_request(data: bytes) -> pb.ChatStreamRequest | _Unparseable:
 class ChatService:
     """Serves `Chat.ChatStream` from a `Dispatcher`, within `StreamLimits`."""
 
-    def __init__(self, dispatcher: Dispatcher, *, limits: StreamLimits = StreamLimits()) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        limits: StreamLimits = StreamLimits(),
+        slots: WorkerSlots | None = None,
+    ) -> None:
         self._dispatcher = dispatcher
         self.limits = limits
+        self._slots = slots or Slots.local().worker(0)
+        """Where `max_concurrent_streams` is counted: gateway-wide, across workers."""
         self._active: set[asyncio.Task[object]] = set()
         self._closing = False
 
@@ -179,6 +188,8 @@ class ChatService:
                     await self._serve(neutral, extended, context, stream_log)
             except TimeoutError:
                 await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
+            finally:
+                self._slots.release(GATEWAY)
         except _Refused as refused:
             stream_log.settle(refused.outcome)
             await _abort(context, refused.code, refused.message)
@@ -213,17 +224,18 @@ class ChatService:
         if isinstance(request, _Unparseable):
             raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, request.problem, "invalid_argument")
         stream_log.hint = request.routing_hint.strip() or "agent"
-        if len(self._active) >= self.limits.max_concurrent_streams:
+        try:
+            admitted = request_from_proto(request), request.extended_events
+        except InvalidMessageError as exc:
+            raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+        if not self._slots.try_acquire(self.limits.max_concurrent_streams, GATEWAY):
             raise _Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"the gateway is serving its limit of {self.limits.max_concurrent_streams} "
                 "concurrent streams; retry shortly",
                 "rejected",
             )
-        try:
-            return request_from_proto(request), request.extended_events
-        except InvalidMessageError as exc:
-            raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+        return admitted
 
     async def _internal(
         self,
