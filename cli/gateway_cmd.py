@@ -80,18 +80,36 @@ def serve(
             "(default 4 MiB - 64 KiB, under gRPC's default 4 MiB receive limit)."
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Server processes sharing the port, one event loop each; 1 runs a single "
+            "process without a supervisor. Env: NAV_GATEWAY_WORKERS. Default: one per core."
+        ),
+    ] = None,
+    metrics_listen: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT serving Prometheus metrics (summed over workers). "
+            "Env: NAV_GATEWAY_METRICS_LISTEN. Default: off."
+        ),
+    ] = None,
     log_level: Annotated[
         LogLevel, typer.Option(help="debug, info, warning or error.", case_sensitive=False)
     ] = LogLevel.info,
 ) -> None:
     """Serve navigator.chat.v1.Chat, translating to the routes' providers."""
     import asyncio
+    import logging
+    from functools import partial
 
     from pydantic import ValidationError
 
     from navagent.gateway.routes import RoutesError, load_routes
     from navagent.gateway.server import serve as run_gateway
+    from navagent.gateway.server import server_credentials, summary
     from navagent.gateway.settings import GatewaySettings
+    from navagent.gateway.workers import Supervisor
 
     overrides: dict[str, Any] = {
         "listen": listen,
@@ -109,6 +127,8 @@ def serve(
         "attempts_per_route": attempts_per_route,
         "max_stream_duration_s": max_stream_duration,
         "max_message_bytes": max_message_bytes,
+        "workers": workers,
+        "metrics_listen": metrics_listen,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})
@@ -122,7 +142,18 @@ def serve(
     try:
         table = load_routes(settings.routes)
         settings.auth_token()
-        asyncio.run(run_gateway(settings, table))
+        if settings.worker_count == 1:
+            asyncio.run(run_gateway(settings, table))
+            return
+        server_credentials(settings)  # TLS files: fail here once, not in every worker
+        for warning in table.warnings:
+            logging.getLogger("navagent.gateway").warning("routes: %s", warning)
+        Supervisor(
+            settings,
+            workers=settings.worker_count,
+            summary=summary(table),
+            configure_logging=partial(_configure_logging, log_level),
+        ).run()
     except (RoutesError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
 

@@ -23,13 +23,21 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from navagent.gateway._slots import WorkerSlots
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
 from navagent.gateway.routes import RouteTable
 from navagent.gateway.service import SERVICE_NAME, ChatService, StreamLimits, chat_rpc_handler
 from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Timeouts, Upstream
 
-__all__ = ["BearerAuthInterceptor", "Gateway", "serve"]
+__all__ = [
+    "BearerAuthInterceptor",
+    "Gateway",
+    "check_bindable",
+    "serve",
+    "server_credentials",
+    "summary",
+]
 
 log = logging.getLogger("navagent.gateway")
 
@@ -86,7 +94,12 @@ def _rejecting(handler: _Handler) -> _Handler:
     return grpc.unary_unary_rpc_method_handler(deny, **serde)
 
 
-def _server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | None:
+def server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | None:
+    """The TLS credentials the settings ask for; None for plaintext.
+
+    Raises:
+        ValueError: TLS files missing, unreadable or inconsistent.
+    """
     if settings.tls_cert is None and settings.tls_key is None:
         if settings.tls_client_ca is not None:
             raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
@@ -101,7 +114,7 @@ def _server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | N
     )
 
 
-def _check_bindable(listen: str) -> None:
+def check_bindable(listen: str) -> None:
     """Fail with a plain sentence when `listen` cannot be bound.
 
     gRPC core reports a failed bind as a burst of its own `E...` log lines and
@@ -147,7 +160,14 @@ class Gateway:
         routes: RouteTable,
         *,
         http_client: httpx.AsyncClient | None = None,
+        slots: WorkerSlots | None = None,
+        reuse_port: bool = False,
     ) -> None:
+        """Set up the servicer; `slots` and `reuse_port` are for supervised workers.
+
+        A worker (`navagent.gateway.workers`) counts its streams in slots
+        shared across workers, and shares the listening port with them.
+        """
         self.settings = settings
         self.routes = routes
         self._owns_client = http_client is None
@@ -174,7 +194,9 @@ class Gateway:
                 max_duration_s=settings.max_stream_duration_s,
                 max_message_bytes=settings.max_message_bytes,
             ),
+            slots=slots,
         )
+        self._reuse_port = reuse_port
         self._health = HealthServicer()
         self._server: grpc.aio.Server | None = None
         self.port: int | None = None
@@ -185,8 +207,8 @@ class Gateway:
         host = self.settings.listen.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
 
-    async def start(self) -> None:
-        """Bind and start serving.
+    async def start(self, *, announce: bool = True) -> None:
+        """Bind and start serving; log the routes and the ready line when `announce`.
 
         Raises:
             ValueError: TLS files missing or inconsistent.
@@ -200,7 +222,8 @@ class Gateway:
             interceptors=interceptors,
             options=[
                 ("grpc.max_receive_message_length", self.settings.max_request_bytes),
-                ("grpc.so_reuseport", 0),
+                # Off unless supervised: a port in use must fail, not be shared.
+                ("grpc.so_reuseport", 1 if self._reuse_port else 0),
             ],
         )
         server.add_generic_rpc_handlers((chat_rpc_handler(self.service),))
@@ -213,8 +236,9 @@ class Gateway:
             ),
             server,
         )
-        credentials = _server_credentials(self.settings)
-        _check_bindable(self.settings.listen)
+        credentials = server_credentials(self.settings)
+        if not self._reuse_port:
+            check_bindable(self.settings.listen)
         try:
             if credentials is None:
                 port = server.add_insecure_port(self.settings.listen)
@@ -227,19 +251,14 @@ class Gateway:
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
         self._server = server
         self.port = port
+        if announce:
+            self._announce(credentials is not None)
+
+    def _announce(self, tls: bool) -> None:
         for warning in self.routes.warnings:
             log.warning("routes: %s", warning)
-        hints = ", ".join(
-            f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
-            f"{'' if route.enabled else ' (disabled)'}"
-            for route in self.routes.routes
-        )
         log.info(
-            "gateway ready on %s%s: %d route(s): %s",
-            self.address,
-            " (tls)" if credentials is not None else "",
-            len(self.routes.routes),
-            hints or "none",
+            "gateway ready on %s%s: %s", self.address, " (tls)" if tls else "", summary(self.routes)
         )
 
     async def stop(self, grace_s: float | None = None) -> None:
@@ -269,10 +288,33 @@ class Gateway:
             await self._server.wait_for_termination()
 
 
-async def serve(settings: GatewaySettings, routes: RouteTable) -> None:
-    """Run a gateway until SIGTERM or SIGINT, then shut down gracefully."""
-    gateway = Gateway(settings, routes)
-    await gateway.start()
+def summary(routes: RouteTable) -> str:
+    """`N route(s): hint->protocol, ...`, for the ready line."""
+    hints = ", ".join(
+        f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
+        f"{'' if route.enabled else ' (disabled)'}"
+        for route in routes.routes
+    )
+    return f"{len(routes.routes)} route(s): {hints or 'none'}"
+
+
+async def serve(
+    settings: GatewaySettings,
+    routes: RouteTable,
+    *,
+    worker: WorkerSlots | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Run a gateway until SIGTERM or SIGINT, then shut down gracefully.
+
+    A supervised worker passes its `worker` slots: it then shares the port
+    with its siblings and calls `on_ready` instead of logging the ready line
+    (the supervisor logs one for the whole gateway).
+    """
+    gateway = Gateway(settings, routes, slots=worker, reuse_port=worker is not None)
+    await gateway.start(announce=worker is None)
+    if on_ready is not None:
+        on_ready()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

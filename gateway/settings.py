@@ -46,10 +46,21 @@ class GatewaySettings(BaseSettings):
     over 4 MiB by default)."""
     attempts_per_route: int = Field(default=3, ge=1)
     grace_period_s: float = Field(default=10.0, ge=0)
+    workers: int | None = Field(default=None, ge=1, le=1024)
+    """Server processes sharing the port; None means one per core, 1 means no supervisor."""
+    metrics_listen: str | None = None
+    """`HOST:PORT` serving Prometheus metrics; None leaves them off."""
 
-    @field_validator("listen")
+    @property
+    def worker_count(self) -> int:
+        """`workers`, or one per core when unset."""
+        return self.workers or os.cpu_count() or 1
+
+    @field_validator("listen", "metrics_listen")
     @classmethod
-    def _host_port(cls, value: str) -> str:
+    def _host_port(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         host, sep, port = value.strip().rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ValueError(
