@@ -11,7 +11,7 @@ import asyncio
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from navagent.core.errors import NavAgentError
 from navagent.core.events import ChatError, StreamError, StreamEvent
@@ -56,6 +56,8 @@ class StreamRecord:
     protocol: str = "-"
     model: str = "-"
     attempts: int = 0
+    upstream: list[tuple[str, str, str]] = field(default_factory=list)
+    """(kind, route, status) for each attempt, retry and failover, for the metrics."""
 
 
 class Dispatcher:
@@ -113,6 +115,8 @@ class Dispatcher:
                                 # A failure reported inside the stream, before the
                                 # client saw anything: as good as an HTTP error.
                                 raise UpstreamFailure(first.error)
+                            if not sent_any:
+                                record.upstream.append(("attempt", route.name, "200"))
                             sent_any = True
                             yield batch
                     return
@@ -121,13 +125,18 @@ class Dispatcher:
                         yield [StreamError(error=failure.error)]
                         return
                     last_error = failure.error
+                    status = _status(failure.error)
+                    record.upstream.append(("attempt", route.name, status))
                     wait = self._retry_delay(failure, attempt)
                     if wait is None:
+                        if route is not candidates[-1]:
+                            record.upstream.append(("failover", route.name, status))
                         break
                     if loop.time() + wait >= first_content_by:
                         # Waiting would spend the whole budget: answer now instead.
                         yield [StreamError(error=last_error)]
                         return
+                    record.upstream.append(("retry", route.name, status))
                     await self._sleep(wait)
         yield [StreamError(error=last_error or self._upstream.timeouts.first_content_error())]
 
@@ -139,6 +148,11 @@ class Dispatcher:
         if failure.retry_after_s is not None and failure.retry_after_s > policy.max_retry_after_s:
             return None
         return policy.delay(attempt, retry_after_s=failure.retry_after_s, rng=self._rng)
+
+
+def _status(error: ChatError) -> str:
+    """An attempt's result as a bounded label: the HTTP status, else the error code."""
+    return str(error.status_code) if error.status_code else error.code
 
 
 def _note(record: StreamRecord, route: Route) -> None:

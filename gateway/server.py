@@ -23,6 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from navagent.gateway import metrics
 from navagent.gateway._slots import WorkerSlots
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
 from navagent.gateway.routes import RouteTable
@@ -311,6 +312,10 @@ async def serve(
     with its siblings and calls `on_ready` instead of logging the ready line
     (the supervisor logs one for the whole gateway).
     """
+    if settings.metrics_listen is not None:
+        metrics.enable()
+        if worker is None:  # a supervisor serves its workers' metrics
+            metrics.serve_http(settings.metrics_listen)
     gateway = Gateway(settings, routes, slots=worker, reuse_port=worker is not None)
     await gateway.start(announce=worker is None)
     if on_ready is not None:

@@ -39,6 +39,7 @@ from navagent.core.events import (
 )
 from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
+from navagent.gateway import metrics
 from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
 from navagent.gateway.backlog import Backlog
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
@@ -90,8 +91,18 @@ class _StreamLog:
     first_token: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_tokens: int | None = None
     outcome: str | None = None
     """None until the call's one outcome is known; then it never changes."""
+    hint_label: str = "other"
+    """The hint as a metrics label, once admitted (so a route has it)."""
+    admitted: bool = False
+
+    def admit(self, hint_label: str) -> None:
+        """The call passed admission: it is now a stream."""
+        self.hint_label = hint_label
+        self.admitted = True
+        metrics.record_admitted(hint_label)
 
     def settle(self, outcome: str) -> None:
         """Record the call's outcome, unless one is already recorded."""
@@ -115,6 +126,26 @@ class _StreamLog:
             "-" if self.input_tokens is None else self.input_tokens,
             "-" if self.output_tokens is None else self.output_tokens,
             self.outcome or "unknown",
+        )
+        if metrics.enabled():
+            metrics.record_finished(self._facts(duration), admitted=self.admitted)
+
+    def _facts(self, duration_s: float) -> metrics.StreamFacts:
+        return metrics.StreamFacts(
+            hint_label=self.hint_label,
+            route=self.record.route,
+            protocol=self.record.protocol,
+            outcome=self.outcome or "unknown",
+            duration_s=duration_s,
+            time_to_first_delta_s=(
+                None if self.first_token is None else self.first_token - self.started
+            ),
+            tokens=[
+                ("input", self.input_tokens or 0),
+                ("output", self.output_tokens or 0),
+                ("cache_read", self.cache_read_tokens or 0),
+            ],
+            upstream=self.record.upstream,
         )
 
 
@@ -228,6 +259,9 @@ class ChatService:
             admitted = request_from_proto(request), request.extended_events
         except InvalidMessageError as exc:
             raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+        routes = self._dispatcher.routes
+        if not routes.candidates(stream_log.hint):  # before taking a slot
+            raise NoRouteError(routes.no_route_message(stream_log.hint))
         if not self._slots.try_acquire(self.limits.max_concurrent_streams, GATEWAY):
             raise _Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -235,6 +269,7 @@ class ChatService:
                 "concurrent streams; retry shortly",
                 "rejected",
             )
+        stream_log.admit(stream_log.hint)  # a route's hint: bounded, a fair label
         return admitted
 
     async def _internal(
@@ -391,6 +426,7 @@ def _note(stream_log: _StreamLog, event: StreamEvent) -> None:
     if isinstance(event, TurnEnd):
         stream_log.input_tokens = event.usage.input_tokens
         stream_log.output_tokens = event.usage.output_tokens
+        stream_log.cache_read_tokens = event.usage.cache_read_tokens
 
 
 def chat_rpc_handler(service: ChatService) -> grpc.GenericRpcHandler:

@@ -35,8 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
+from navagent.gateway import metrics
 from navagent.gateway._slots import Slots
 from navagent.gateway.settings import GatewaySettings
 
@@ -87,6 +89,7 @@ class Supervisor:
         self._restart_at: dict[int, tuple[float, int]] = {}
         """Workers waiting to be restarted: when, and how many quick deaths so far."""
         self._signals: list[int] = []
+        self._metrics_dir: Path | None = None
         self.address = ""
 
     def run(self) -> None:
@@ -99,6 +102,9 @@ class Supervisor:
         reserve = _reserve(self.settings.listen)
         host = self.settings.listen.rpartition(":")[0]
         self.address = f"{host}:{reserve.getsockname()[1]}"
+        if self.settings.metrics_listen is not None:
+            self._metrics_dir = metrics.multiprocess_directory()
+            metrics.serve_http(self.settings.metrics_listen, self._metrics_dir)
         wake_read, wake_write = socket.socketpair()
         wake_write.setblocking(False)
         previous = self._install_signals(wake_write)
@@ -123,6 +129,8 @@ class Supervisor:
             wake_write.close()
             reserve.close()
             self._slots.close()
+            if self._metrics_dir is not None:
+                metrics.remove_directory(self._metrics_dir)
         log.info("gateway stopped")
 
     def _install_signals(self, wake: socket.socket) -> dict[int, Any]:
@@ -197,7 +205,8 @@ class Supervisor:
         process = worker.process
         process.join()
         self._slots.reset_worker(worker.index)
-        _mark_dead(process.pid)
+        if process.pid is not None:
+            metrics.mark_process_dead(process.pid, self._metrics_dir)
         del self._running[worker.index]
         lived = time.monotonic() - worker.started
         quick = worker.quick_deaths + 1 if lived < _QUICK_DEATH_S else 0
@@ -286,11 +295,6 @@ def _reserve(listen: str) -> socket.socket:
     except OSError as exc:
         raise RuntimeError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
     return reserve
-
-
-def _mark_dead(pid: int | None) -> None:
-    """Tell prometheus-client's multiprocess mode that a worker's live gauges are gone."""
-    del pid  # wired up with the metrics
 
 
 def _end_with_parent() -> None:

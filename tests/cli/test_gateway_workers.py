@@ -6,15 +6,18 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
@@ -205,3 +208,50 @@ def test_one_worker_runs_without_a_supervisor(serve) -> None:
     served: Served = serve("--workers", "1")
     assert served.workers() == [] and "workers" not in served.wait_for_line("gateway ready on ")
     assert served.call() == "message"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample on the metrics page, by name and labels."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as page:
+        text = page.read().decode("utf-8")
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+@pytest.mark.parametrize("workers", ["2", "1"])
+def test_metrics_count_what_the_client_did_summed_over_workers(serve, workers: str) -> None:
+    metrics_port = free_port()
+    served: Served = serve("--workers", workers, "--metrics-listen", f"127.0.0.1:{metrics_port}")
+    oks, unknown = 10, 3
+    assert [served.call() for _ in range(oks)] == ["message"] * oks
+    for _ in range(unknown):
+        with pytest.raises(grpc.RpcError) as refused:
+            served.call("no-such-hint")
+        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    samples = scrape(metrics_port)
+
+    def value(name: str, **labels: str) -> float:
+        return samples.get(("nav_gateway_" + name, frozenset(labels.items())), 0.0)
+
+    route = {"route": "agent#1"}
+    assert value("streams_started_total", hint="agent") == oks
+    assert value("streams_rejected_total", reason="no_route") == unknown
+    finished = dict(hint="agent", protocol="openai_chat_completions", outcome="ok", **route)
+    assert value("streams_finished_total", **finished) == oks
+    assert value("active_streams") == 0
+    assert value("tokens_total", kind="input", **route) == 11 * oks
+    assert value("tokens_total", kind="output", **route) == 2 * oks
+    assert value("upstream_attempts_total", status="200", **route) == oks
+    assert value("time_to_first_delta_seconds_count", **route) == oks
+    assert value("stream_duration_seconds_count", **route) == oks
+    # "no-such-hint" is no route's hint: it never becomes a label value.
+    assert not any("no-such-hint" in str(labels) for _name, labels in samples)

@@ -275,6 +275,16 @@ async def test_failover_after_retries_on_first_route() -> None:
     assert provider.hosts() == ["a", "a", "a", "b"]
     assert provider.requests[-1].content.find(b'"model-b"') != -1
     assert (record.route, record.model, record.attempts) == ("b", "model-b", 4)
+    # What the metrics count: every attempt by status, the two retries, the one failover.
+    assert record.upstream == [
+        ("attempt", "a", "500"),
+        ("retry", "a", "500"),
+        ("attempt", "a", "500"),
+        ("retry", "a", "500"),
+        ("attempt", "a", "500"),
+        ("failover", "a", "500"),
+        ("attempt", "b", "200"),
+    ]
 
 
 async def test_mid_stream_error_after_content_ends_stream_without_retry() -> None:
