@@ -16,7 +16,7 @@ Time limits (`Timeouts`), each a bound on one kind of wait:
 - `idle_s`: once streaming, the longest wait for content *progress* (text,
   reasoning or tool-call arguments, as the translator counts it). Pings, SSE
   comments and empty deltas keep a socket busy without progress and do not
-  reset it. httpx's read timeout (the same value) is the socket-level backstop.
+  reset it. One timer per stream enforces both (`_Watchdog`), not one per read.
 
 The stream's maximum duration is the service's to enforce: it also covers time
 spent waiting for a slow client.
@@ -128,9 +128,12 @@ class Upstream:
     def __init__(self, client: httpx.AsyncClient, *, timeouts: Timeouts = Timeouts()) -> None:
         self._client = client
         self.timeouts = timeouts
+        # No httpx read timeout: every read already waits under one of our own
+        # deadlines (first content, then content progress), and httpx's costs a
+        # timer per network read.
         self._httpx_timeout = httpx.Timeout(
             connect=timeouts.connect_s,
-            read=timeouts.idle_s,
+            read=None,
             write=timeouts.idle_s,
             pool=timeouts.connect_s,
         )
@@ -216,33 +219,102 @@ async def _translate(
     loop = asyncio.get_running_loop()
     progress = translator.progress
     deadline, expired = first_content_by, timeouts.first_content_error()
-    while not translator.done:
-        try:
-            async with asyncio.timeout_at(deadline):
-                chunk = await anext(chunks)
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            raise UpstreamFailure(expired) from None
-        batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
-        if decoder.pending_bytes > MAX_EVENT_BYTES:
-            raise UpstreamFailure(
-                ChatError(
-                    message=(
-                        f"the provider sent a single event larger than "
-                        f"{MAX_EVENT_BYTES // 2**20} MiB; the gateway refuses it"
-                    ),
-                    code="upstream_unavailable",
+    watchdog = _Watchdog(loop)
+    try:
+        while not translator.done:
+            # A silent socket fails after idle_s in either phase (what httpx's
+            # read timeout used to do), progress or not.
+            silent_by = loop.time() + timeouts.idle_s
+            try:
+                with watchdog.reading(min(deadline, silent_by)):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                failure = expired if deadline <= silent_by else timeouts.idle_error()
+                raise UpstreamFailure(failure) from None
+            batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
+            if decoder.pending_bytes > MAX_EVENT_BYTES:
+                raise UpstreamFailure(
+                    ChatError(
+                        message=(
+                            f"the provider sent a single event larger than "
+                            f"{MAX_EVENT_BYTES // 2**20} MiB; the gateway refuses it"
+                        ),
+                        code="upstream_unavailable",
+                    )
                 )
-            )
-        if translator.progress != progress:
-            progress = translator.progress
-            deadline, expired = loop.time() + timeouts.idle_s, timeouts.idle_error()
-        if batch:
-            yield coalesce_deltas(batch)
-    if not translator.done:
-        batch = [event for sse in decoder.finish() for event in translator.handle(sse)]
-        yield coalesce_deltas(batch + translator.finish())
+            if translator.progress != progress:
+                progress = translator.progress
+                deadline, expired = loop.time() + timeouts.idle_s, timeouts.idle_error()
+            if batch:
+                yield coalesce_deltas(batch)
+        if not translator.done:
+            batch = [event for sse in decoder.finish() for event in translator.handle(sse)]
+            yield coalesce_deltas(batch + translator.finish())
+    finally:
+        watchdog.close()
+
+
+class _Watchdog:
+    """A read deadline that costs nothing per read: one timer, re-armed only when it fires.
+
+    `asyncio.timeout_at` around every read schedules and cancels a timer per
+    network read (one per token on a paced stream). Here the timer is armed
+    once; when it fires early (the deadline has moved on with progress) it
+    re-arms for the current deadline, and it only cancels the read in progress
+    when the deadline has really passed. Between reads (while the stream's
+    events are handed on) it never cancels anything.
+    """
+
+    __slots__ = ("_deadline", "_fired", "_handle", "_loop", "_reading", "_task")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._task: asyncio.Task[object] | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._deadline = 0.0
+        self._reading = False
+        self._fired = False
+
+    def reading(self, deadline: float) -> _Watchdog:
+        """Guard the next read with `deadline` (loop time)."""
+        self._deadline = deadline
+        return self
+
+    def __enter__(self) -> None:
+        if self._task is None:
+            self._task = asyncio.current_task()
+        self._reading = True
+        handle = self._handle
+        if handle is None or handle.when() > self._deadline:
+            if handle is not None:
+                handle.cancel()
+            self._handle = self._loop.call_at(self._deadline, self._expire)
+
+    def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
+        self._reading = False
+        if self._fired:
+            self._fired = False
+            task = self._task
+            if kind is asyncio.CancelledError and task is not None and task.uncancel() == 0:
+                raise TimeoutError
+
+    def _expire(self) -> None:
+        self._handle = None
+        if not self._reading:
+            return  # armed again by the next read
+        if self._loop.time() < self._deadline:
+            self._handle = self._loop.call_at(self._deadline, self._expire)
+        elif self._task is not None:
+            self._fired = True
+            self._task.cancel()
+
+    def close(self) -> None:
+        """Drop the timer (the stream is over)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
 
 def _encode_json(body: object) -> bytes:
