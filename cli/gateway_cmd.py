@@ -99,12 +99,12 @@ def serve(
     ] = LogLevel.info,
 ) -> None:
     """Serve navigator.chat.v1.Chat, translating to the routes' providers."""
-    import asyncio
     import logging
     from functools import partial
 
     from pydantic import ValidationError
 
+    from navagent.gateway._loop import run as run_on_fastest_loop
     from navagent.gateway.routes import RoutesError, load_routes
     from navagent.gateway.server import serve as run_gateway
     from navagent.gateway.server import server_credentials, summary
@@ -143,7 +143,7 @@ def serve(
         table = load_routes(settings.routes)
         settings.auth_token()
         if settings.worker_count == 1:
-            asyncio.run(run_gateway(settings, table))
+            run_on_fastest_loop(run_gateway(settings, table))
             return
         server_credentials(settings)  # TLS files: fail here once, not in every worker
         for warning in table.warnings:

@@ -24,7 +24,6 @@ registering its keys with its own redaction path.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import multiprocessing
 import os
@@ -318,6 +317,7 @@ def _worker_main(
     """One worker process: load the routes, serve on the shared port, report ready."""
     import sys
 
+    from navagent.gateway import _loop
     from navagent.gateway.routes import RoutesError, load_routes
     from navagent.gateway.server import serve
 
@@ -340,7 +340,7 @@ def _worker_main(
                 pass  # a restarted worker: the supervisor is not waiting for it
             ready.close()
 
-        asyncio.run(serve(own, routes, worker=slots.worker(index), on_ready=report_ready))
+        _loop.run(serve(own, routes, worker=slots.worker(index), on_ready=report_ready))
     except (RoutesError, ValueError, RuntimeError) as exc:
         if not ready.closed:
             ready.send(str(exc))
