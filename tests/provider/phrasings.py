@@ -203,7 +203,11 @@ DIAGNOSIS = [
         "dev-box is not failing",
         "pypi.org",
     ),
-    c("why isn't py-worker ready?", "sandbox_get py-worker + sandbox_logs py-worker", "Provisioning"),
+    c(
+        "why isn't py-worker ready?",
+        "sandbox_get py-worker + sandbox_logs py-worker",
+        "Provisioning",
+    ),
 ]
 
 MULTI_STEP = [

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Literal
 
 from navagent.core._process import CapturedOutput, ProcessResult
-from navagent.core.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from navagent.core.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from navagent.core.nav_cli import NavToolRunner, format_tool_result
 from navagent.core.tools import prepare_call
 from navagent.fixtures.nav_sim._io import Streams
@@ -101,7 +107,11 @@ def talk(
                 for planned in plan.tool_calls:
                     counter += 1
                     calls.append(
-                        ToolCall(id=f"call_{counter}", name=planned.name, arguments=planned.arguments_json())
+                        ToolCall(
+                            id=f"call_{counter}",
+                            name=planned.name,
+                            arguments=planned.arguments_json(),
+                        )
                     )
                 messages.append(AssistantMessage(content=plan.text, tool_calls=tuple(calls)))
                 turn.rounds.append([(c.name, c.arguments) for c in calls])
