@@ -54,13 +54,13 @@ def provider(
         typer.Option(min=0, help="Delay between streamed events in ms; 0 = as fast as possible."),
     ] = 0.0,
 ) -> None:
-    """Serve the simulated OpenAI + Anthropic API until interrupted.
+    r"""Serve the simulated OpenAI + Anthropic API until interrupted.
 
     OpenAI clients use base URL http://HOST:PORT/v1, Anthropic clients
     http://HOST:PORT; any non-empty API key is accepted. Set NAV_SIM_CLOCK
     (ISO-8601 UTC) to freeze timestamps.
 
-    Faults: a marker such as \\[sim-fault: http-429] or \\[sim-fault: stall after=3]
+    Faults: a marker such as \[sim-fault: http-429] or \[sim-fault: stall after=3]
     in the last user message makes that request fail (kinds http-401, http-429,
     http-500, http-529, error-mid-stream, reset, stall, invalid-json). A marker
     fires once per conversation: while it runs, the simulator remembers each
