@@ -434,6 +434,68 @@ DECLINED = [
     ),
 ]
 
+EXPLORED = [  # phrasings found by trying the demo as a new user would
+    c("hey, can you show me what sandboxes exist?", "sandbox_list", *ALL_THREE),
+    c("what's the state of my sandboxes", "sandbox_list", *ALL_THREE),
+    c("any sandboxes in error?", "sandbox_list ; sandbox_logs gpu-trainer", *WHY_GPU),
+    c("can u list sandboxs pls", "sandbox_list", *ALL_THREE),
+    c(
+        "py-worker is stuck, what's going on?",
+        "sandbox_get py-worker + sandbox_logs py-worker",
+        "not Ready yet",
+    ),
+    c("How is dev-box doing?", "sandbox_get dev-box", "Ready"),
+    c(
+        "I need a new sandbox called data-prep that runs python3 --version",
+        "sandbox_create name=data-prep command=python3 --version",
+        "data-prep",
+        "Python 3",
+    ),
+    c("create web-4 running echo ok", "sandbox_create name=web-4 command=echo ok", "web-4"),
+    c(
+        "create two sandboxes named a-1 and a-2",
+        "sandbox_create name=a-1 + sandbox_create name=a-2",
+        "Created sandbox a-1",
+        "Created sandbox a-2",
+    ),
+    c(
+        "create a sandbox named x1 from image python:3.12 that runs python3 -c \"print('hi')\"",
+        "sandbox_create name=x1 image=python:3.12 command=python3 -c \"print('hi')\"",
+        "x1",
+    ),
+    c(
+        "remove the broken sandbox",
+        "sandbox_list ; sandbox_delete gpu-trainer",
+        "gpu-trainer is the failing sandbox",
+        "Deleted sandbox gpu-trainer",
+    ),
+    c(
+        "delete the sandbox that is failing",
+        "sandbox_list ; sandbox_delete gpu-trainer",
+        "Deleted sandbox gpu-trainer",
+    ),
+    c(
+        "show the logs of every sandbox",
+        "sandbox_list ; sandbox_logs dev-box + sandbox_logs gpu-trainer + sandbox_logs py-worker",
+        "ImagePullBackOff",
+    ),
+    c("which providers are set up", "provider_list", "anthropic"),
+    c("what's the gh provider", "provider_get gh", "GITHUB_TOKEN"),
+    c("which model does the agent use?", "inference_route_list", "nvidia/nemotron-3-nano-30b-a3b"),
+    c("is the gateway reachable?", "cluster_status", "Connected"),
+    c((LISTED, "which one is broken?"), "sandbox_logs gpu-trainer", *WHY_GPU),
+    c((LISTED, "delete the provisioning one"), "sandbox_delete py-worker", "py-worker"),
+    c(
+        ("create a sandbox named web-2", LISTED, "delete the newest one"),
+        "sandbox_delete web-2",
+        "Deleted sandbox web-2",
+    ),
+    c(("create a sandbox named web-2", "is it ready?"), "sandbox_get web-2", "Ready"),
+    c(("why is gpu-trainer failing?", "how do I fix it?"), "sandbox_logs gpu-trainer", *WHY_GPU),
+    c("what's your name?", "", "simulated model"),
+    c("good morning!", "", "Hello"),
+]
+
 CORPUS: list[Case] = [
     *SINGLE_TOOL,
     *DIAGNOSIS,
@@ -443,4 +505,5 @@ CORPUS: list[Case] = [
     *NOT_UNDERSTOOD,
     *QUESTIONS,
     *DECLINED,
+    *EXPLORED,
 ]
