@@ -352,3 +352,17 @@ def test_any_conversation_gets_a_well_formed_plan(conversation: Conversation) ->
 @given(conversations())
 def test_the_model_is_deterministic(conversation: Conversation) -> None:
     assert plan_reply(conversation) == plan_reply(conversation)
+
+
+READS = {"sandbox_list", "sandbox_get", "sandbox_logs"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(conversations())
+def test_a_sandbox_read_never_goes_out_after_a_change_in_the_same_response(
+    conversation: Conversation,
+) -> None:
+    names = [call.name for call in plan_reply(conversation).tool_calls]
+    changes = [i for i, name in enumerate(names) if name in ("sandbox_create", "sandbox_delete")]
+    if changes:
+        assert not READS & set(names[changes[0] :]), names
