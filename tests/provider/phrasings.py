@@ -493,6 +493,13 @@ EXPLORED = [  # phrasings found by trying the demo as a new user would
     c(("create a sandbox named web-2", "is it ready?"), "sandbox_get web-2", "Ready"),
     c(("why is gpu-trainer failing?", "how do I fix it?"), "sandbox_logs gpu-trainer", *WHY_GPU),
     c("what's your name?", "", "simulated model"),
+    c("I don't need gpu-trainer anymore, remove it", "sandbox_delete gpu-trainer", "gpu-trainer"),
+    c((LISTED, "what about the second?"), "sandbox_get gpu-trainer", "Error"),
+    c((LISTED, "and the logs of the last?"), "sandbox_logs py-worker", "py-worker"),
+    c(("show providers", "tell me more about nvidia"), "provider_get nvidia", "NVIDIA_API_KEY"),
+    c(("is py-worker ready now?", "and now?"), "sandbox_get py-worker", "Provisioning"),
+    c((LISTED, "again"), "sandbox_list", *ALL_THREE),
+    c(("show dev-box", "py-worker, please"), "sandbox_get py-worker", "Provisioning"),
     c("good morning!", "", "Hello"),
 ]
 
