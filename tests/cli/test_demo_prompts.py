@@ -31,6 +31,14 @@ FACTS: dict[str, tuple[str, ...]] = {
     "create a sandbox named scratch running echo hello": ("Created sandbox scratch", "hello"),
     "delete py-worker": ("Deleted sandbox py-worker",),
     "list the providers and inference routes": ("anthropic", "nvidia", "qwzmke", "claude-route"),
+    # Likely future suggestions (e.g. in /help), ready so adding one needs no test change:
+    "which sandbox is failing and why?": ("gpu-trainer is failing", "ImagePullBackOff"),
+    "what's wrong with gpu-trainer?": ("gpu-trainer is failing", "ImagePullBackOff"),
+    "show the logs of gpu-trainer": ("gpu-trainer", "ImagePullBackOff"),
+    "is the cluster up?": ("demo", "Connected"),
+    "list the providers": ("anthropic", "gh", "nvidia"),
+    "which inference routes are configured?": ("qwzmke", "claude-route", "vllm-local"),
+    "show me dev-box": ("dev-box", "Ready"),
 }
 """What the answer to each suggested prompt must say."""
 CHANGES = {"create": "scratch", "delete": "py-worker"}
