@@ -1,4 +1,4 @@
-"""The deterministic model: keyword rules, references, answers from tool results."""
+"""The deterministic model: reading requests, references, planning and answers from tool results."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def turn(request: str, *results: tuple[str, dict[str, Any], str]) -> list[Messag
         ("list my sandboxes and list my sandboxes", [("sandbox_list", {})]),
     ],
 )
-def test_keyword_rules_pick_the_calls(text, expected) -> None:
+def test_requests_pick_the_calls(text, expected) -> None:
     assert calls(reply(text)) == expected
 
 
