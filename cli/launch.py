@@ -16,9 +16,11 @@ unreachable gateway), never a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,12 +139,20 @@ class _Launch:
         """(text, style) lines shown just before the conversation starts."""
 
     async def run(self) -> int:
-        try:
-            async with AsyncExitStack() as stack:
-                return await self._run(stack)
-        except StartupError as exc:
-            self.err.print(Text(f"nav agent: {exc}", style="red"))
-            return exc.exit_code
+        with _ending_signals_cancel_me() as received:
+            try:
+                async with AsyncExitStack() as stack:
+                    return await self._run(stack)
+            except StartupError as exc:
+                self.err.print(Text(f"nav agent: {exc}", style="red"))
+                return exc.exit_code
+            except asyncio.CancelledError:
+                if not received:
+                    raise
+                name = signal.Signals(received[0]).name
+                with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
+                    self.err.print(Text(f"nav agent: ended by {name}", style="yellow"))
+                return 128 + received[0]
 
     async def _run(self, stack: AsyncExitStack) -> int:
         o = self.options
@@ -269,14 +279,11 @@ class _Launch:
             cli = resolve_nav_cli()
         except NavCliNotFoundError as exc:
             raise StartupError(str(exc)) from None
-        if _is_own_nav(cli):
-            self.notes.append(
-                (
-                    f"note: the tools would run {cli}, which is nav-agent's own `nav` and has no"
-                    f" cluster commands; set {NAV_AGENT_CLI_ENV} to the Navigator CLI, or try"
-                    " `nav agent --demo`",
-                    "yellow",
-                )
+        if _is_own_nav(cli) and not os.environ.get(NAV_AGENT_CLI_ENV, "").strip():
+            raise StartupError(
+                f"the tools would run {cli}, which is nav-agent's own `nav` and has no"
+                f" `sandbox` commands; set {NAV_AGENT_CLI_ENV} to the Navigator CLI, or try"
+                " `nav agent --demo`"
             )
         return cli
 
@@ -347,6 +354,39 @@ class _Launch:
 
     def _report(self, message: str) -> None:
         self.err.print(Text(f"error: {message}", style="bold red"))
+
+
+@contextlib.contextmanager
+def _ending_signals_cancel_me() -> Iterator[list[int]]:
+    """Turn SIGTERM and SIGHUP into a cancel of the running task, like Ctrl-C in a turn.
+
+    Cancelling unwinds everything in order: the turn's tools are killed with
+    their process groups, the cancelled calls get results in the session, the
+    gateway connection and the session store close. The list gets the signal.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    received: list[int] = []
+
+    def cancel(signum: int) -> None:
+        if not received and task is not None:
+            received.append(signum)
+            task.cancel()
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(signum, cancel, signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            continue
+        installed.append(signum)
+    try:
+        yield received
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+        if received and task is not None:
+            task.uncancel()
 
 
 def _read_text(path: Path, option: str) -> str:

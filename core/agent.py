@@ -1,9 +1,14 @@
 """The client-side tool-calling loop.
 
 One `Agent` holds one conversation. `run_turn` appends the user's message and
-then repeats: stream a completion, append it, run its tool calls concurrently,
-append their results in call order, until the model answers without tool calls
-or the per-turn iteration limit is hit. Events go to an injected sink; the
+then repeats: stream a completion, append it, run its tool calls, append their
+results in call order, until the model answers without tool calls or the
+per-turn iteration limit is hit. Reads run concurrently; a call that changes
+the cluster (`barrier_tools`) is a barrier: the calls before it finish first,
+it runs alone, the calls after it start after it ends, so "create x and show
+its logs" in one response never reads before the create. Lines the user typed
+while the turn ran (`steering`) join the history as user messages before the
+next completion of the same turn. Events go to an injected sink; the
 model, the tools and persistence are injected too (`ChatClient`, `ToolRunner`,
 `ConversationRecorder`), so the loop holds no terminal, subprocess or SQLite
 code and tests drive it with fakes.
@@ -22,7 +27,7 @@ passes `validate_history`, so the next turn sends a request providers accept:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NoReturn, Protocol
 
@@ -59,15 +64,18 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from navagent.core.tools import ToolOutcome, ToolRunner
+from navagent.core.tools import TOOLS_BY_NAME, ToolOutcome, ToolRunner
 
 __all__ = [
+    "BARRIER_TOOLS",
     "CANCELLED_RESULT",
     "DEFAULT_MAX_ITERATIONS",
     "INTERRUPTED_MARK",
     "Agent",
     "AgentBusyError",
     "ConversationRecorder",
+    "Steering",
+    "call_batches",
 ]
 
 DEFAULT_MAX_ITERATIONS = 20
@@ -76,6 +84,29 @@ INTERRUPTED_MARK = "\n\n[interrupted by the user]"
 """Appended to the partial text of a completion cancelled while streaming."""
 CANCELLED_RESULT = "cancelled: the user interrupted the turn before this tool finished"
 """The result of a tool call that was still running when its turn was cancelled."""
+BARRIER_TOOLS = frozenset(name for name, spec in TOOLS_BY_NAME.items() if spec.needs_confirmation)
+"""Tools that change the cluster, so later calls may depend on them."""
+
+Steering = Callable[[], Sequence[str]]
+"""Hands over (and forgets) the lines the user queued while the turn ran."""
+
+
+def call_batches(
+    calls: Sequence[ToolCall], barriers: frozenset[str] = BARRIER_TOOLS
+) -> list[list[int]]:
+    """Split call indices into groups that run one after another.
+
+    Consecutive non-barrier calls share a group (they run concurrently); a
+    barrier call is a group of its own, so call order is kept around it.
+    """
+    batches: list[list[int]] = []
+    for index, call in enumerate(calls):
+        previous = calls[batches[-1][-1]].name if batches else None
+        if previous is not None and previous not in barriers and call.name not in barriers:
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
 
 
 class ConversationRecorder(Protocol):
@@ -120,6 +151,7 @@ class Agent:
         history: Sequence[Message] = (),
         recorder: ConversationRecorder | None = None,
         compaction: CompactionPolicy | None = None,
+        barrier_tools: frozenset[str] = BARRIER_TOOLS,
     ) -> None:
         """Set up a conversation, new or resumed.
 
@@ -136,6 +168,7 @@ class Agent:
             recorder: Persists messages as they happen; None keeps nothing.
             compaction: When to compact older turns; None never compacts
                 automatically (`compact()` still works).
+            barrier_tools: Calls that run alone, in call order (see `call_batches`).
 
         Raises:
             InvalidHistoryError: `history` breaks the tool-call invariant.
@@ -155,6 +188,7 @@ class Agent:
         self._history: list[Message] = list(history)
         self._recorder = recorder
         self._compaction = compaction
+        self._barrier_tools = barrier_tools
         self._busy = False
 
     @property
@@ -174,8 +208,12 @@ class Agent:
         )
         return prompt + tuple(self._history)
 
-    async def run_turn(self, user_text: str) -> TurnFinished:
+    async def run_turn(self, user_text: str, *, steering: Steering | None = None) -> TurnFinished:
         """Answer one user message, running tools until the model is done.
+
+        `steering`, when given, is asked before every completion after the
+        first; each line it returns becomes a user message at that point of
+        the history (after the tool results, so the history stays valid).
 
         Returns:
             The `TurnFinished` event (reason `answered` or `iteration_limit`),
@@ -196,6 +234,9 @@ class Agent:
                     if compaction_allowed and self._compaction is not None:
                         # One failed attempt per turn is enough noise.
                         compaction_allowed = await self._maybe_compact(self._compaction)
+                    if iterations and steering is not None:
+                        for line in steering():
+                            self._append(UserMessage(content=line))
                     iterations += 1
                     result = await self._complete()
                     if isinstance(result, ChatError):
@@ -276,12 +317,13 @@ class Agent:
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
         outcomes: dict[int, ToolOutcome] = {}
         try:
-            # A TaskGroup cancels every sibling when the turn is cancelled (or a
-            # sink raises), and waits for them, so no tool outlives its turn.
-            async with asyncio.TaskGroup() as group:
-                for index, call in enumerate(calls):
-                    self._emit(ToolStarted(index=index, call=call))
-                    group.create_task(self._run_tool(index, call, outcomes))
+            for batch in call_batches(calls, self._barrier_tools):
+                # A TaskGroup cancels every sibling when the turn is cancelled (or a
+                # sink raises), and waits for them, so no tool outlives its turn.
+                async with asyncio.TaskGroup() as group:
+                    for index in batch:
+                        self._emit(ToolStarted(index=index, call=calls[index]))
+                        group.create_task(self._run_tool(index, calls[index], outcomes))
         finally:
             for index, call in enumerate(calls):
                 outcome = outcomes.get(index)
