@@ -122,6 +122,14 @@ def agent(
             rich_help_panel=_MODE,
         ),
     ] = False,
+    no_markdown: Annotated[
+        bool,
+        typer.Option(
+            "--no-markdown",
+            help="Print answers as raw text, not rendered markdown (piped output always is).",
+            rich_help_panel=_MODE,
+        ),
+    ] = False,
     demo: Annotated[
         bool,
         typer.Option(
@@ -160,6 +168,7 @@ def agent(
             continue_last=continue_last,
             prompt=prompt,
             json_output=json_output,
+            markdown=not no_markdown,
             demo=demo,
             demo_provider=demo_provider,
             connect_timeout_s=connect_timeout,

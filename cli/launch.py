@@ -97,6 +97,8 @@ class AgentOptions:
     continue_last: bool = False
     prompt: str | None = None
     json_output: bool = False
+    markdown: bool = True
+    """Render answers as markdown on a terminal (`--no-markdown` turns it off)."""
     demo: bool = False
     demo_provider: DemoProvider = "openai"
     connect_timeout_s: float = 5.0
@@ -315,7 +317,7 @@ class _Launch:
         if o.json_output:
             return JsonLinesSink(sys.stdout), None
         out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
-        renderer = TerminalRenderer(out, self.err)
+        renderer = TerminalRenderer(out, self.err, markdown=None if o.markdown else False)
         if not self.interactive or o.assume_yes:
             return renderer, None
         return renderer, PromptConfirm(PromptSession(), err=self.err, renderer=renderer)

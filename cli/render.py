@@ -6,9 +6,10 @@ split: the assistant's answer goes to stdout as it streams, everything else
 so `nav agent -p ... > answer.txt` captures only the answer. `JsonLinesSink`
 is the machine-readable alternative for `--json`.
 
-The text is written with `Console.out` (no markup, no wrapping) because it
-arrives in fragments: rich's `Live(Markdown)` would re-render the whole answer
-on every delta and cannot stream into a pipe.
+On a terminal the answer is rendered as markdown while it streams
+(`MarkdownStream`: settled blocks printed once, only the growing block live);
+piped, or with `markdown=False` (`--no-markdown`), the text is written raw with
+`Console.out` (no markup, no wrapping), exactly as the model sent it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
+from navagent.cli.markdown_stream import MarkdownStream
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
@@ -49,16 +51,20 @@ from navagent.core.messages import (
 from navagent.core.tools import ToolOutcome
 
 __all__ = [
+    "CANCELLED_NOTE",
     "INTERRUPTED_NOTE",
     "JsonLinesSink",
     "TerminalRenderer",
     "format_arguments",
     "format_messages",
     "format_outcome",
+    "plural",
 ]
 
 INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
-"""Shown when Ctrl-C cancels a turn (the history keeps the text, marked)."""
+"""Shown when Ctrl-C cuts an answer short (the history keeps the text, marked)."""
+CANCELLED_NOTE = "[turn cancelled]"
+"""Shown when Ctrl-C cancels a turn while no answer text was streaming."""
 _ARGUMENT_CHARS = 200
 _RESULT_PREVIEW_CHARS = 100
 
@@ -77,10 +83,19 @@ def format_arguments(call: ToolCall) -> str:
     else:
         parts = []
         for key, value in parsed.items():
-            shown = value if isinstance(value, str) and _is_plain(value) else json.dumps(value)
+            shown = (
+                value
+                if isinstance(value, str) and _is_plain(value)
+                else json.dumps(value, ensure_ascii=False)
+            )
             parts.append(f"{key}={shown}")
         text = " ".join(parts)
     return text if len(text) <= _ARGUMENT_CHARS else text[: _ARGUMENT_CHARS - 1] + "…"
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 model call`, `2 model calls`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _is_plain(value: str) -> bool:
@@ -149,7 +164,14 @@ class TerminalRenderer:
     `__call__`.
     """
 
-    def __init__(self, out: Console, err: Console, *, spinner: bool | None = None) -> None:
+    def __init__(
+        self,
+        out: Console,
+        err: Console,
+        *,
+        spinner: bool | None = None,
+        markdown: bool | None = None,
+    ) -> None:
         """Draw on `out` (the answer) and `err` (everything else).
 
         Args:
@@ -157,12 +179,20 @@ class TerminalRenderer:
             err: Receives spinner, tool lines, thinking, usage and notices.
             spinner: Show a spinner while waiting; default: when `err` is a
                 terminal that can move the cursor.
+            markdown: Render the answer as markdown; default: when `out` is a
+                terminal that can move the cursor. False writes the raw text.
         """
         self.out = out
         self.err = err
         self._spinner_enabled = (
             err.is_terminal and not err.is_dumb_terminal if spinner is None else spinner
         )
+        can_draw = out.is_terminal and not out.is_dumb_terminal
+        self._markdown: MarkdownStream | None = (
+            MarkdownStream(out) if (can_draw if markdown is None else markdown) else None
+        )
+        self._cut = False
+        """Answer text was streaming when the turn was cancelled."""
         self._live: Live | None = None
         self._open: _Stream | None = None
         self._input_tokens = 0
@@ -176,6 +206,7 @@ class TerminalRenderer:
         self._input_tokens = self._output_tokens = 0
         self._running_tools = 0
         self._open = None
+        self._cut = False
         self._spin("thinking…")
 
     def pause(self) -> None:
@@ -250,6 +281,7 @@ class TerminalRenderer:
         self._spin("running tools…" if self._running_tools else "thinking…")
 
     def _turn_finished(self, event: TurnFinished) -> None:
+        self._cut = self._open == "text" and event.reason == "cancelled"
         self.pause()
         match event.reason:
             case "error" | "timeout":
@@ -257,12 +289,12 @@ class TerminalRenderer:
             case "iteration_limit":
                 self.err.print(Text(event.message, style="yellow"))
             case "cancelled":
-                self.err.print(Text(INTERRUPTED_NOTE, style="yellow"))
+                self.err.print(Text(INTERRUPTED_NOTE if self._cut else CANCELLED_NOTE, "yellow"))
             case "answered":
                 if event.message:
                     self.err.print(Text(event.message, style="yellow"))
         if self._input_tokens or self._output_tokens:
-            calls = f"{event.iterations} model calls · " if event.iterations > 1 else ""
+            calls = f"{plural(event.iterations, 'model call')} · " if event.iterations > 1 else ""
             self.err.print(
                 Text(
                     f"{calls}{self._input_tokens:,} tokens in · {self._output_tokens:,} out",
@@ -279,13 +311,17 @@ class TerminalRenderer:
         if self._open != stream:
             self._close_stream()
             self._open = stream
-        if stream == "text":
+        if stream == "text" and self._markdown is not None:
+            self._markdown.feed(text)
+        elif stream == "text":
             self.out.out(text, end="", highlight=False)
         else:
             self.err.out(text, end="", style="dim italic", highlight=False)
 
     def _close_stream(self) -> None:
-        if self._open == "text":
+        if self._open == "text" and self._markdown is not None:
+            self._markdown.finish()
+        elif self._open == "text":
             self.out.out("", highlight=False)
         elif self._open == "thinking":
             self.err.out("", highlight=False)

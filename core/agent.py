@@ -249,7 +249,8 @@ class Agent:
                     await self._run_tools(result.tool_calls)
                 return self._finish(
                     "iteration_limit",
-                    f"stopped after {iterations} model calls in this turn without a final"
+                    f"stopped after {iterations} model call{'' if iterations == 1 else 's'} in"
+                    " this turn without a final"
                     " answer; send another message to let the model continue",
                     iterations,
                 )

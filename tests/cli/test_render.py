@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from navagent.cli.render import (
+    CANCELLED_NOTE,
     INTERRUPTED_NOTE,
     JsonLinesSink,
     TerminalRenderer,
@@ -33,6 +34,7 @@ from navagent.core.events import (
     Usage,
 )
 from navagent.core.messages import AssistantMessage, ToolCall
+from navagent.core.nav_cli import strip_ansi
 from navagent.core.tools import ToolOutcome
 from tests.cli.harness import capture_console
 from tests.core.fakes import call
@@ -158,6 +160,7 @@ def test_render_outcome_line_names_status_duration_and_exit(result, expected) ->
         ('{"name": ""}', 'name=""'),
         ("not json", "not json"),
         ("[1, 2]", "[1, 2]"),
+        ('{"name": "测试", "command": "echo 你好 🚀"}', 'name=测试 command="echo 你好 🚀"'),
     ],
 )
 def test_render_arguments_on_one_unambiguous_line(arguments, expected) -> None:
@@ -183,3 +186,71 @@ def test_json_sink_writes_one_parseable_event_per_line() -> None:
     lines = stream.getvalue().splitlines()
     adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
     assert [adapter.validate_json(line) for line in lines] == events
+
+
+def test_render_cancel_without_streamed_text_does_not_claim_a_cut() -> None:
+    screens = Screens()
+    screens.play(TurnFinished(reason="cancelled", message="turn cancelled"))
+    assert screens.err.getvalue().strip() == CANCELLED_NOTE
+    assert INTERRUPTED_NOTE not in screens.err.getvalue()
+
+
+@pytest.mark.parametrize(("iterations", "shown"), [(2, "2 model calls · "), (1, "")])
+def test_render_usage_line_counts_model_calls(iterations: int, shown: str) -> None:
+    screens = Screens()
+    screens.play(
+        TurnEnd(usage=Usage(input_tokens=10, output_tokens=2), finish_reason="stop"),
+        TurnFinished(reason="answered", iterations=iterations),
+    )
+    assert screens.err.getvalue() == f"{shown}10 tokens in · 2 out\n"
+
+
+MARKDOWN_ANSWER = """## Sandboxes
+
+You have **2** sandboxes; `dev-box` is ready:
+
+| name | phase |
+|---|---|
+| dev-box | Ready |
+| gpu-trainer | Error |
+
+```python
+print("hello")
+```
+
+Done.
+"""
+
+
+def stream(renderer: TerminalRenderer, text: str) -> None:
+    renderer.begin_turn()
+    for index in range(0, len(text), 3):
+        renderer(TextDelta(text=text[index : index + 3]))
+    renderer(MessageComplete(message=AssistantMessage(content=text)))
+    renderer.end_turn()
+
+
+def test_render_markdown_on_a_terminal_draws_tables_and_code() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(
+        capture_console(out, terminal=True), capture_console(err), spinner=False
+    )
+    stream(renderer, MARKDOWN_ANSWER)
+    shown = strip_ansi(out.getvalue())
+    assert "|---|" not in shown and "```" not in shown and "**" not in shown
+    assert "dev-box      Ready" in shown and 'print("hello")' in shown
+    assert "Sandboxes" in shown and "## " not in shown
+
+
+@pytest.mark.parametrize("markdown", [None, False])
+def test_render_piped_or_no_markdown_writes_the_raw_text(markdown: bool | None) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    terminal = markdown is False  # --no-markdown on a terminal, or a pipe
+    renderer = TerminalRenderer(
+        capture_console(out, terminal=terminal),
+        capture_console(err),
+        spinner=False,
+        markdown=markdown,
+    )
+    stream(renderer, MARKDOWN_ANSWER)
+    assert strip_ansi(out.getvalue()) == MARKDOWN_ANSWER + "\n"
