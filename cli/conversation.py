@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from navagent.core.agent import Agent, ConversationRecorder
+from navagent.core.agent import Agent, ConversationRecorder, Steering
 from navagent.core.agent_events import TurnFinished
 from navagent.core.messages import Message
 from navagent.core.sessions import SessionInfo, SessionRecorder, SessionStore
@@ -101,9 +101,9 @@ class Conversation:
         session = self.session
         return session.label if session is not None else "new"
 
-    async def send(self, text: str) -> TurnFinished:
+    async def send(self, text: str, *, steering: Steering | None = None) -> TurnFinished:
         """Run one turn (see `Agent.run_turn` for what it raises)."""
-        return await self.agent.run_turn(text)
+        return await self.agent.run_turn(text, steering=steering)
 
     def full_log(self) -> tuple[Message, ...]:
         """Every message of this conversation, compacted ones included."""

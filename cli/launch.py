@@ -214,6 +214,7 @@ class _Launch:
                 slash_state=SlashState(
                     tools=TOOLS, confirm_tools=_CONFIRM_TOOLS, assume_yes=o.assume_yes
                 ),
+                confirm=confirm if isinstance(confirm, PromptConfirm) else None,
             )
         lines = single_line(o.prompt) if o.prompt is not None else read_lines(sys.stdin)
         return await run_lines(conversation.send, lines, report=self._report)

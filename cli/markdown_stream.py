@@ -6,8 +6,8 @@ taller than the screen, leaves redrawn copies in the scrollback. Instead, the
 text is cut into top-level markdown blocks (markdown-it, the parser rich uses):
 every block but the last is *settled* - no later text can change how it
 renders - and is printed once, for good; only the last, still growing block is
-drawn in a transient `Live` region that is redrawn (at most `max_fps` times a
-second) and re-flows to the terminal's current width on each redraw.
+drawn in a live region that is redrawn (at most `max_fps` times a second)
+and re-flows to the terminal's current width on each redraw.
 
 A settled block is one followed by the start of another top-level block, so
 a table or a fenced code block stays live until the text after it begins, and
@@ -20,11 +20,10 @@ import time
 from collections.abc import Callable, Iterable
 
 from markdown_it import MarkdownIt
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.live import Live
+from rich.console import Console
+from rich.control import Control
 from rich.markdown import Markdown
-from rich.segment import Segment
-from rich.text import Text
+from rich.segment import ControlCode, ControlType, Segment, Segments
 
 __all__ = ["CODE_THEME", "MarkdownStream", "split_settled"]
 
@@ -51,32 +50,48 @@ def split_settled(text: str) -> tuple[str, str]:
     return "".join(lines[:cut]), "".join(lines[cut:])
 
 
-class _Tail:
-    """Renders only the last `max_lines` lines of a renderable.
+class _Markdown(Markdown):
+    """rich's Markdown, parsed with one shared parser instead of a new one per render."""
 
-    Keeps the live region shorter than the screen: a region taller than the
-    screen cannot be erased, and its redraws would pile up in the scrollback.
-    """
+    def __init__(self, markup: str, code_theme: str) -> None:
+        # Markdown.__init__ builds a MarkdownIt per call, most of a small render's cost.
+        self.markup = markup
+        self.parsed = _PARSER.parse(markup)
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
 
-    def __init__(self, renderable: RenderableType, max_lines: int) -> None:
-        self.renderable = renderable
-        self.max_lines = max_lines
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        lines = console.render_lines(self.renderable, options, pad=False)
-        for line in lines[-self.max_lines :]:
-            yield from line
-            yield Segment.line()
+_Lines = list[list[Segment]]
+
+
+def _trimmed(lines: _Lines) -> _Lines:
+    """Drop the blank lines rich pads tables, code and block ends with."""
+    filled = [i for i, line in enumerate(lines) if "".join(s.text for s in line).strip()]
+    return lines[filled[0] : filled[-1] + 1] if filled else []
 
 
 class MarkdownStream:
-    """Renders one streamed answer on `console`: settled blocks once, the last live."""
+    """Renders one streamed answer on `console`: settled blocks once, the last live.
+
+    rich pads tables and code with blank lines and separates blocks with one
+    more, so blocks printed one at a time would get uneven gaps: each block is
+    trimmed here and, after the first, printed after one blank line. The live
+    block is drawn as plain lines after the settled text and erased line by
+    line before the next draw (what `rich.live` does, minus its extra final
+    render on stop), cut to its last lines so it stays shorter than the
+    screen: a region taller than the screen cannot be erased, and its
+    redraws would pile up in the scrollback.
+    """
 
     def __init__(
         self,
         console: Console,
         *,
-        max_fps: float = 20.0,
+        max_fps: float = 12.0,
         clock: Callable[[], float] = time.monotonic,
         code_theme: str = CODE_THEME,
     ) -> None:
@@ -93,9 +108,11 @@ class MarkdownStream:
         self._clock = clock
         self._code_theme = code_theme
         self._pending = ""
-        self._live: Live | None = None
+        self._live_lines = 0
+        """Lines of the live block on screen now, above the cursor."""
         self._drawn_at = float("-inf")
         self._printed = False
+        self._can_erase = console.is_terminal and not console.is_dumb_terminal
 
     @property
     def pending(self) -> str:
@@ -118,45 +135,40 @@ class MarkdownStream:
     def finish(self) -> None:
         """Print the last block for good and end the live region."""
         rest, self._pending = self._pending, ""
-        self._stop_live()
         if rest.strip():
             self._print(rest)
+        else:
+            self._replace_live([])
 
-    def _markdown(self, text: str) -> RenderableType:
-        markdown = Markdown(text, code_theme=self._code_theme)
-        # rich puts a blank line between top-level blocks; keep it across
-        # prints (a table draws its own).
-        if not self._printed or text.lstrip().startswith("|"):
-            return markdown
-        return Group(Text(), markdown)
+    def _lines(self, text: str, max_lines: int | None = None) -> _Lines:
+        markdown = _Markdown(text, code_theme=self._code_theme)
+        lines = _trimmed(self._console.render_lines(markdown, self._console.options, pad=False))
+        if self._printed:
+            lines.insert(0, [])
+        return lines[-max_lines:] if max_lines is not None else lines
 
     def _print(self, text: str) -> None:
-        self._stop_live()
-        self._console.print(self._markdown(text), soft_wrap=False)
+        self._replace_live(self._lines(text))
+        self._live_lines = 0
         self._printed = True
 
     def _draw(self, now: float) -> None:
         self._drawn_at = now
-        if not self._pending.strip():
+        if not self._can_erase or not self._pending.strip():
             return
-        view = _Tail(self._markdown(self._pending), max(self._console.height - 2, 1))
-        if self._live is None:
-            self._live = Live(
-                view,
-                console=self._console,
-                auto_refresh=False,
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-                vertical_overflow="visible",
-            )
-            self._live.start()
-        self._live.update(view, refresh=True)
+        self._replace_live(self._lines(self._pending, max(self._console.height - 2, 1)))
 
-    def _stop_live(self) -> None:
-        live, self._live = self._live, None
-        if live is not None:
-            live.stop()
+    def _replace_live(self, lines: _Lines) -> None:
+        """Erase the live block and write `lines` in its place (it becomes the live block)."""
+        erase: list[ControlCode] = [(ControlType.CARRIAGE_RETURN,)]
+        for _ in range(self._live_lines):
+            erase += [(ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)]
+        segments = [segment for line in lines for segment in (*line, Segment.line())]
+        with self._console:  # one write to the terminal
+            if self._live_lines:
+                self._console.control(Control(*erase))
+            self._console.print(Segments(segments), end="", soft_wrap=True)
+        self._live_lines = len(lines)
 
 
 def render_plain(console: Console, deltas: Iterable[str]) -> None:

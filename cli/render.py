@@ -193,6 +193,10 @@ class TerminalRenderer:
         )
         self._cut = False
         """Answer text was streaming when the turn was cancelled."""
+        self._queued: list[str] = []
+        """Lines typed mid-turn, not shown yet."""
+        self._typing = ""
+        self._label = ""
         self._live: Live | None = None
         self._open: _Stream | None = None
         self._input_tokens = 0
@@ -213,6 +217,30 @@ class TerminalRenderer:
         """Stop the spinner and end any open line, e.g. before a confirmation prompt."""
         self._stop_spinner()
         self._close_stream()
+        queued, self._queued = self._queued, []
+        for line in queued:
+            self.err.print(Text(f"  ↳ queued for the model: {line}", style="cyan"))
+
+    def queued(self, line: str) -> None:
+        """Show that `line`, typed mid-turn, waits for the model's next call.
+
+        Printed at once unless the answer is streaming, which it would cut
+        in two; then at the next pause (a tool line, the end of the turn).
+        """
+        self._queued.append(line)
+        self._typing = ""
+        if self._open != "text":
+            live = self._live
+            self.pause()
+            if live is not None:
+                self._spin(self._label)
+        else:
+            self._refresh_spinner()
+
+    def typing(self, line: str) -> None:
+        """Show the line being typed mid-turn next to the spinner."""
+        self._typing = line
+        self._refresh_spinner()
 
     def end_turn(self) -> None:
         """Stop the spinner and end the answer's line; safe to call twice."""
@@ -327,17 +355,28 @@ class TerminalRenderer:
             self.err.out("", highlight=False)
         self._open = None
 
+    def _spinner(self) -> Spinner:
+        text = Text(self._label, style="dim")
+        if self._typing:
+            text.append(f"   › {self._typing}", style="cyan")
+        return Spinner("dots", text=text)
+
+    def _refresh_spinner(self) -> None:
+        if self._live is not None:
+            self._live.update(self._spinner(), refresh=True)
+
     def _spin(self, label: str) -> None:
+        self._label = label
         if not self._spinner_enabled:
             return
         if self._live is not None:
-            self._live.update(Spinner("dots", text=Text(label, style="dim")))
+            self._live.update(self._spinner())
             return
         self._close_stream()
         # rich's Status is this Live; built directly to turn off its stdout
         # redirection, which would send the answer's text to stderr.
         self._live = Live(
-            Spinner("dots", text=Text(label, style="dim")),
+            self._spinner(),
             console=self.err,
             transient=True,
             redirect_stdout=False,

@@ -98,6 +98,7 @@ class ReplDriver:
                 console=self.console,
                 renderer=self.renderer,
                 slash_state=self.slash_state,
+                confirm=self.confirm,
             )
         )
 
