@@ -177,14 +177,64 @@ def agent(
     raise typer.Exit(code)
 
 
-@agent_app.command("sessions")
+sessions_app = typer.Typer(
+    invoke_without_command=True,
+    no_args_is_help=False,
+    help="List saved conversations, most recent first (resume one with --session).",
+)
+agent_app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback()
 def sessions(
+    ctx: typer.Context,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print a JSON array instead of a table.")
     ] = False,
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 50,
 ) -> None:
     """List saved conversations, most recent first (resume one with --session)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from navagent.cli.sessions_view import show_sessions
 
     raise typer.Exit(show_sessions(json_output=json_output, limit=limit))
+
+
+_SESSION_ARG = typer.Argument(metavar="SESSION", help="A session's name, id, or id prefix.")
+
+
+@sessions_app.command("rm")
+def sessions_rm(session: Annotated[str, _SESSION_ARG]) -> None:
+    """Delete a saved conversation."""
+    from navagent.cli.sessions_view import remove_session
+
+    raise typer.Exit(remove_session(session))
+
+
+@sessions_app.command("rename")
+def sessions_rename(
+    session: Annotated[str, _SESSION_ARG],
+    new_name: Annotated[str, typer.Argument(metavar="NEW_NAME", help="The new name.")],
+) -> None:
+    """Give a saved conversation a (new) name, to resume it with --session NEW_NAME."""
+    from navagent.cli.sessions_view import rename_session
+
+    raise typer.Exit(rename_session(session, new_name))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session: Annotated[str, _SESSION_ARG],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="JSON (metadata and messages), not markdown.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout."),
+    ] = None,
+) -> None:
+    """Print a saved conversation as a markdown transcript (or JSON)."""
+    from navagent.cli.sessions_view import export_session
+
+    raise typer.Exit(export_session(session, as_json=json_output, output=output))

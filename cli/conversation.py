@@ -39,6 +39,11 @@ class _LazyRecorder:
             self._recorder = self._store.recorder(self.session.id)
         return self._recorder
 
+    @property
+    def session_id(self) -> str:
+        """The session's id once the first message created it."""
+        return self.session.id if self.session is not None else ""
+
     def record_message(self, message: Message) -> None:
         self._target().record_message(message)
 
@@ -74,6 +79,7 @@ class Conversation:
         self._cluster = cluster
         self._lazy: _LazyRecorder | None = None
         self._session = session
+        self._routing_hint: str | None = None
         self.resumed: tuple[Message, ...] = ()
         """The history the conversation started from (empty when new)."""
         if session is not None and store is not None:
@@ -117,3 +123,19 @@ class Conversation:
         self._session = None
         self.resumed = ()
         self.agent = self._fresh_agent()
+        if self._routing_hint is not None:
+            self.agent.routing_hint = self._routing_hint
+
+    async def compact(self) -> bool:
+        """Summarize older turns now (see `Agent.compact`)."""
+        return await self.agent.compact()
+
+    @property
+    def routing_hint(self) -> str:
+        """The gateway route the next turns ask for."""
+        return self.agent.routing_hint
+
+    @routing_hint.setter
+    def routing_hint(self, hint: str) -> None:
+        self._routing_hint = hint
+        self.agent.routing_hint = hint

@@ -34,6 +34,7 @@ from navagent.cli.batch import read_lines, run_lines, single_line
 from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
 from navagent.cli.conversation import Conversation
 from navagent.cli.demo import DEMO_CLUSTER, DemoProvider, DemoStack, demo_banner
+from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
@@ -204,15 +205,39 @@ class _Launch:
         except (SessionError, InvalidHistoryError) as exc:
             raise StartupError(f"cannot resume the session: {exc}") from None
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
+        kept = store is not None and (demo is None or o.session is not None or o.continue_last)
+        try:
+            return await self._converse(conversation, sink, confirm)
+        finally:
+            if self.interactive and kept and conversation.session is not None:
+                demo_flag = "--demo " if demo is not None else ""
+                with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
+                    self.err.print(
+                        Text(
+                            f"resume with: nav agent {demo_flag}--session"
+                            f" {conversation.session.label}",
+                            style="dim",
+                        )
+                    )
+
+    async def _converse(
+        self, conversation: Conversation, sink: EventSink, confirm: Confirm | None
+    ) -> int:
+        o = self.options
         if self.interactive:
             assert isinstance(sink, TerminalRenderer)
             return await run_repl(
                 conversation,
-                session=PromptSession(history=_prompt_history()),
+                session=make_prompt_session(
+                    history=_prompt_history(), tool_names=[tool.name for tool in TOOLS]
+                ),
                 console=sink.out,
                 renderer=sink,
                 slash_state=SlashState(
-                    tools=TOOLS, confirm_tools=_CONFIRM_TOOLS, assume_yes=o.assume_yes
+                    tools=TOOLS,
+                    confirm_tools=_CONFIRM_TOOLS,
+                    assume_yes=o.assume_yes,
+                    routing_hint=o.routing_hint,
                 ),
                 confirm=confirm if isinstance(confirm, PromptConfirm) else None,
             )
@@ -319,6 +344,10 @@ class _Launch:
             return JsonLinesSink(sys.stdout), None
         out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
         renderer = TerminalRenderer(out, self.err, markdown=None if o.markdown else False)
+        if not self.interactive and not o.assume_yes:
+            renderer.decline_hint = (
+                "no terminal to ask: {tool} was declined; pass --yes to allow it"
+            )
         if not self.interactive or o.assume_yes:
             return renderer, None
         return renderer, PromptConfirm(PromptSession(), err=self.err, renderer=renderer)
@@ -331,10 +360,14 @@ class _Launch:
             banner = demo_banner(provider=o.demo_provider)
             self.err.print(Text(banner if self.interactive else banner.splitlines()[0], "cyan"))
         if self.interactive:
+            session = conversation.session
+            label = "new" if session is None else session.label
+            if session is not None and session.name:
+                label += f" ({session.id[:8]})"
             self.err.print(
                 Text(
                     f"nav agent · cluster {cluster} · gateway {target} · session"
-                    f" {conversation.label} · /help for commands",
+                    f" {label} · /help for commands",
                     style="dim",
                 )
             )
@@ -348,10 +381,6 @@ class _Launch:
         tools = " and ".join(sorted(_CONFIRM_TOOLS))
         if o.assume_yes:
             self.notes.append((f"--yes: {tools} run without asking", "yellow"))
-        elif not self.interactive:
-            self.notes.append(
-                (f"no terminal to ask: {tools} will be declined; pass --yes to allow them", "dim")
-            )
         for text, style in self.notes:
             self.err.print(Text(text, style=style))
 

@@ -57,6 +57,7 @@ __all__ = [
     "TerminalRenderer",
     "format_arguments",
     "format_messages",
+    "compact_count",
     "format_outcome",
     "plural",
 ]
@@ -91,6 +92,15 @@ def format_arguments(call: ToolCall) -> str:
             parts.append(f"{key}={shown}")
         text = " ".join(parts)
     return text if len(text) <= _ARGUMENT_CHARS else text[: _ARGUMENT_CHARS - 1] + "…"
+
+
+def compact_count(count: int) -> str:
+    """`950`, `12.3k`, `1.2M`: a token count at a glance."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
 
 
 def plural(count: int, noun: str) -> str:
@@ -193,6 +203,8 @@ class TerminalRenderer:
         )
         self._cut = False
         """Answer text was streaming when the turn was cancelled."""
+        self.decline_hint: str | None = None
+        """Printed (with `{tool}` filled in) when a call is declined: no one could be asked."""
         self._queued: list[str] = []
         """Lines typed mid-turn, not shown yet."""
         self._typing = ""
@@ -201,13 +213,16 @@ class TerminalRenderer:
         self._open: _Stream | None = None
         self._input_tokens = 0
         self._output_tokens = 0
+        self._cached_tokens = 0
+        self._context_tokens = 0
         self._running_tools = 0
 
     # --- turn lifecycle -----------------------------------------------------
 
     def begin_turn(self) -> None:
         """Reset the per-turn counters and show the spinner until the first token."""
-        self._input_tokens = self._output_tokens = 0
+        self._input_tokens = self._output_tokens = self._cached_tokens = 0
+        self._context_tokens = 0
         self._running_tools = 0
         self._open = None
         self._cut = False
@@ -273,8 +288,12 @@ class TerminalRenderer:
             case ToolCallStart():
                 self._spin(f"preparing {event.name}…")
             case TurnEnd():
-                self._input_tokens += event.usage.input_tokens
-                self._output_tokens += event.usage.output_tokens
+                usage = event.usage
+                self._input_tokens += usage.input_tokens
+                self._output_tokens += usage.output_tokens
+                self._cached_tokens += usage.cache_read_tokens
+                # What the last call read plus what it wrote: the next call's context.
+                self._context_tokens = usage.input_tokens + usage.output_tokens
             case MessageComplete():
                 self._close_stream()
             case StreamError():
@@ -284,9 +303,12 @@ class TerminalRenderer:
             case ToolFinished():
                 self._tool_finished(event)
             case ContextCompacted():
+                saved = max(event.tokens_before - event.tokens_after, 0)
+                share = saved * 100 // event.tokens_before if event.tokens_before else 0
                 self.note(
                     f"compacted {event.summarized_messages} older messages into a summary"
-                    f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens)"
+                    f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens,"
+                    f" saved ~{saved:,}, {share}%)"
                 )
             case AgentNotice():
                 style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
@@ -304,6 +326,8 @@ class TerminalRenderer:
     def _tool_finished(self, event: ToolFinished) -> None:
         self.pause()
         self.err.print(format_outcome(event.outcome))
+        if event.outcome.status == "declined" and self.decline_hint:
+            self.err.print(Text(self.decline_hint.format(tool=event.outcome.call.name), "yellow"))
         self._running_tools = max(self._running_tools - 1, 0)
         # With every tool done, the loop asks the model again.
         self._spin("running tools…" if self._running_tools else "thinking…")
@@ -322,13 +346,17 @@ class TerminalRenderer:
                 if event.message:
                     self.err.print(Text(event.message, style="yellow"))
         if self._input_tokens or self._output_tokens:
-            calls = f"{plural(event.iterations, 'model call')} · " if event.iterations > 1 else ""
-            self.err.print(
-                Text(
-                    f"{calls}{self._input_tokens:,} tokens in · {self._output_tokens:,} out",
-                    style="dim",
-                )
-            )
+            self.err.print(Text(self._usage_line(event.iterations), style="dim"))
+
+    def _usage_line(self, iterations: int) -> str:
+        parts = [plural(iterations, "model call")] if iterations > 1 else []
+        parts.append(f"{self._input_tokens:,} tokens in")
+        if self._cached_tokens:
+            parts.append(f"{self._cached_tokens:,} from cache")
+        parts.append(f"{self._output_tokens:,} out")
+        if self._context_tokens:
+            parts.append(f"{compact_count(self._context_tokens)} tokens in context")
+        return " · ".join(parts)
 
     # --- drawing ------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.text import Text
 
 from navagent.cli.render import TerminalRenderer, format_messages
-from navagent.cli.slash import SlashState, handle_slash_command
+from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
 from navagent.cli.type_ahead import TypeAhead
 from navagent.core.agent import Steering
 from navagent.core.errors import ChatFailedError
@@ -72,6 +72,13 @@ class ReplConversation(Protocol):
     def clear(self) -> None:
         """Start a new conversation."""
         ...
+
+    def compact(self) -> Awaitable[bool]:
+        """Summarize older turns now; False when there was nothing to compact."""
+        ...
+
+    routing_hint: str
+    """The gateway route of the next turns (`/model`)."""
 
 
 class PromptConfirm:
@@ -185,9 +192,11 @@ class _Repl:
                 if text.lower() in EXIT_WORDS:
                     return 0
                 if text.startswith("/"):
-                    code, state = self._slash(text, state)
+                    code, state = await self._slash(text, state)
                     if code is not None:
                         return code
+                    if self.type_ahead.leave_requested:
+                        return 0
                     continue
                 await self._run_turn(text)
                 if self.type_ahead.leave_requested:
@@ -208,7 +217,7 @@ class _Repl:
         self._console.print(format_messages(shown))
         self._console.print(Text("─" * 40, style="dim"))
 
-    def _slash(self, text: str, state: SlashState) -> tuple[int | None, SlashState]:
+    async def _slash(self, text: str, state: SlashState) -> tuple[int | None, SlashState]:
         try:
             state = replace(state, log=self._conversation.full_log())
         except Exception as exc:  # e.g. an unreadable session log: /history shows less
@@ -218,7 +227,28 @@ class _Repl:
             self._conversation.clear()
         if result.output is not None:
             self._console.print(result.output)
+        match result.action:
+            case SlashAction(kind="retry", argument=last):
+                await self._run_turn(last)
+            case SlashAction(kind="compact"):
+                await self._compact()
+            case SlashAction(kind="model", argument=hint):
+                self._conversation.routing_hint = hint
+            case None:
+                pass
         return result.exit_code, new_state
+
+    async def _compact(self) -> None:
+        self._renderer.begin_turn()
+        try:
+            compacted = await self._conversation.compact()
+        except Exception as exc:  # e.g. AgentBusyError: say it, keep the REPL alive
+            compacted = True
+            self._renderer.error(f"cannot compact: {exc}")
+        finally:
+            self._renderer.end_turn()
+        if not compacted:
+            self._renderer.note("nothing to compact yet: the conversation is still short")
 
     async def _run_turn(self, text: str) -> None:
         while text:

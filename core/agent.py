@@ -40,6 +40,7 @@ from navagent.core.agent_events import (
     ToolStarted,
     TurnFinished,
     TurnFinishReason,
+    TurnStarted,
 )
 from navagent.core.chat_client import ChatClient, open_stream
 from navagent.core.compaction import (
@@ -126,6 +127,12 @@ class ConversationRecorder(Protocol):
         ...
 
 
+def _session_id(recorder: ConversationRecorder | None) -> str:
+    """The recorder's `session_id` attribute when it has one (the session store's do)."""
+    value = getattr(recorder, "session_id", "")
+    return value if isinstance(value, str) else ""
+
+
 class AgentBusyError(NavAgentError, RuntimeError):
     """`run_turn` or `compact` was called while a turn was still running."""
 
@@ -201,6 +208,20 @@ class Agent:
         return tuple(self._history)
 
     @property
+    def session_id(self) -> str:
+        """The session this conversation is saved in; empty when none (yet)."""
+        return _session_id(self._recorder)
+
+    @property
+    def routing_hint(self) -> str:
+        """The gateway route the next completions ask for (`/model` changes it)."""
+        return self._routing_hint
+
+    @routing_hint.setter
+    def routing_hint(self, hint: str) -> None:
+        self._routing_hint = hint
+
+    @property
     def request_messages(self) -> tuple[Message, ...]:
         """What the next request sends: the system prompt, then `history`."""
         prompt: tuple[Message, ...] = (
@@ -226,7 +247,8 @@ class Agent:
             AgentBusyError: another turn is still running.
         """
         with self._exclusive():
-            self._append(UserMessage(content=user_text))
+            self._append(UserMessage(content=user_text))  # a lazy session exists after this
+            self._emit(TurnStarted(text=user_text, session_id=self.session_id))
             iterations = 0
             compaction_allowed = True
             try:
@@ -257,7 +279,10 @@ class Agent:
             except asyncio.CancelledError:
                 self._emit(
                     TurnFinished(
-                        reason="cancelled", message="turn cancelled", iterations=iterations
+                        reason="cancelled",
+                        message="turn cancelled",
+                        iterations=iterations,
+                        session_id=self.session_id,
                     )
                 )
                 raise
@@ -304,12 +329,20 @@ class Agent:
     def _fail(self, error: ChatError, iterations: int) -> NoReturn:
         reason = "timeout" if error.code == "timeout" else "error"
         self._emit(
-            TurnFinished(reason=reason, message=error.message, iterations=iterations, error=error)
+            TurnFinished(
+                reason=reason,
+                message=error.message,
+                iterations=iterations,
+                error=error,
+                session_id=self.session_id,
+            )
         )
         raise ChatFailedError(error)
 
     def _finish(self, reason: TurnFinishReason, message: str, iterations: int) -> TurnFinished:
-        event = TurnFinished(reason=reason, message=message, iterations=iterations)
+        event = TurnFinished(
+            reason=reason, message=message, iterations=iterations, session_id=self.session_id
+        )
         self._emit(event)
         return event
 

@@ -22,6 +22,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from navagent.cli.conversation import Conversation
+from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
@@ -85,7 +86,9 @@ class ReplDriver:
             )
 
         self.conversation = Conversation(make_agent, store=store, cluster="demo", session=session)
-        self.session = PromptSession[str](input=pipe, output=DummyOutput())
+        self.session = make_prompt_session(
+            input=pipe, output=DummyOutput(), tool_names=[tool.name for tool in TOOLS]
+        )
         self.console = console
         self.slash_state = SlashState(tools=TOOLS, assume_yes=assume_yes)
         self.task: asyncio.Task[int] | None = None

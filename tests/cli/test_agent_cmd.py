@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from navagent.core.agent_events import AgentEvent, TurnFinished
+from navagent.core.agent_events import AgentEvent, TurnFinished, TurnStarted
 from navagent.core.events import TextDelta
 from tests.cli.harness import NAV_SIM, run_nav
 
@@ -84,6 +84,36 @@ def test_json_prints_parseable_events_and_nothing_else(env) -> None:
     assert kinds.index("tool_started") < kinds.index("tool_finished") < kinds.index("text_delta")
     text = "".join(event.text for event in events if isinstance(event, TextDelta))
     assert all(name in text for name in SEEDED)
+
+
+def test_json_marks_each_turn_with_its_text_and_session(env) -> None:
+    result = run_nav(
+        "agent", "--demo", "--json", "--session", "script",
+        stdin="list my sandboxes\nhello\n", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+    events = [adapter.validate_json(line) for line in result.stdout.splitlines()]
+    (session,) = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    started = [e for e in events if isinstance(e, TurnStarted)]
+    finished = [e for e in events if isinstance(e, TurnFinished)]
+    assert [(e.text, e.session_id) for e in started] == [
+        ("list my sandboxes", session["id"]),
+        ("hello", session["id"]),
+    ]
+    assert [e.session_id for e in finished] == [session["id"]] * 2
+    # Each turn's events sit between its turn_started and its turn_finished.
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "turn_started" and kinds.count("turn_started") == 2
+    assert kinds.index("turn_finished") < kinds.index("turn_started", 1)
+
+
+def test_no_terminal_notice_only_when_a_call_is_declined(env) -> None:
+    quiet = run_nav("agent", "--demo", "-p", "list my sandboxes", env=env)
+    assert "no terminal to ask" not in quiet.stderr
+    declined = run_nav("agent", "--demo", "-p", "delete py-worker", env=env)
+    assert declined.stderr.count("no terminal to ask") == 1
+    assert "pass --yes" in declined.stderr
 
 
 def test_failed_turn_exits_1_with_one_red_line(env) -> None:
@@ -182,6 +212,35 @@ def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
     assert "demo" in row and "list my sandboxes" in row and " 4 " in row
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
     assert [(s["name"], s["cluster"], s["message_count"]) for s in listed] == [("work", "demo", 4)]
+
+
+def test_sessions_export_rename_and_rm(env, tmp_path: Path) -> None:
+    run_nav("agent", "--demo", "--session", "work", "-p", "list my sandboxes", env=env)
+
+    transcript = run_nav("agent", "sessions", "export", "work", env=env)
+    assert transcript.returncode == 0, transcript.stderr
+    text = transcript.stdout
+    assert text.startswith("# nav agent session work")
+    assert text.index("## You\n\nlist my sandboxes") < text.index("**Tool** `sandbox_list`")
+    assert "dev-box" in text and text.rstrip().endswith("py-worker (Provisioning).")
+
+    out = tmp_path / "work.json"
+    written = run_nav("agent", "sessions", "export", "work", "--json", "-o", str(out), env=env)
+    assert written.returncode == 0, written.stderr
+    exported = json.loads(out.read_text())
+    assert exported["session"]["name"] == "work"
+    assert [m["role"] for m in exported["messages"]] == ["user", "assistant", "tool", "assistant"]
+
+    renamed = run_nav("agent", "sessions", "rename", "work", "ops", env=env)
+    assert renamed.returncode == 0, renamed.stderr
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    assert [s["name"] for s in listed] == ["ops"]
+
+    assert run_nav("agent", "sessions", "rm", "ops", env=env).returncode == 0
+    assert json.loads(run_nav("agent", "sessions", "--json", env=env).stdout) == []
+    missing = run_nav("agent", "sessions", "rm", "ops", env=env)
+    assert missing.returncode == 1 and "no saved session" in missing.stderr
+    assert "Traceback" not in missing.stderr
 
 
 def test_demo_without_session_keeps_nothing(env) -> None:

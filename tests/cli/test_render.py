@@ -78,7 +78,7 @@ def test_render_answer_goes_to_stdout_and_everything_else_to_stderr() -> None:
         "Let me look.",
         "  → sandbox_get name=dev-box",
         "  ✓ sandbox_get · 0.25 s · exit 0",
-        "2 model calls · 1,200 tokens in · 7 out",
+        "2 model calls · 1,200 tokens in · 7 out · 1.2k tokens in context",
     ]
 
 
@@ -89,7 +89,8 @@ def test_render_usage_adds_up_every_completion_of_the_turn() -> None:
         TurnEnd(finish_reason="stop", usage=Usage(input_tokens=250, output_tokens=20)),
         TurnFinished(reason="answered", iterations=2),
     )
-    assert "350 tokens in · 25 out" in screens.err.getvalue()
+    # Totals over the calls; the context is the last call's input plus output.
+    assert "350 tokens in · 25 out · 270 tokens in context" in screens.err.getvalue()
 
 
 @pytest.mark.parametrize(
@@ -202,7 +203,21 @@ def test_render_usage_line_counts_model_calls(iterations: int, shown: str) -> No
         TurnEnd(usage=Usage(input_tokens=10, output_tokens=2), finish_reason="stop"),
         TurnFinished(reason="answered", iterations=iterations),
     )
-    assert screens.err.getvalue() == f"{shown}10 tokens in · 2 out\n"
+    assert screens.err.getvalue() == f"{shown}10 tokens in · 2 out · 12 tokens in context\n"
+
+
+def test_render_usage_line_shows_cache_reads_when_reported() -> None:
+    screens = Screens()
+    screens.play(
+        TurnEnd(
+            finish_reason="stop",
+            usage=Usage(input_tokens=12_345, cache_read_tokens=10_000, output_tokens=55),
+        ),
+        TurnFinished(reason="answered", iterations=1),
+    )
+    assert screens.err.getvalue() == (
+        "12,345 tokens in · 10,000 from cache · 55 out · 12.4k tokens in context\n"
+    )
 
 
 MARKDOWN_ANSWER = """## Sandboxes
