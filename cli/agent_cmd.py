@@ -17,6 +17,16 @@ __all__ = ["agent_app"]
 agent_app = typer.Typer(
     invoke_without_command=True,
     no_args_is_help=False,
+    subcommand_metavar="[sessions ...]",
+)
+_EXAMPLES = (
+    "Examples:\n\n"
+    "  nav agent --demo                              # try it: simulated model and cluster\n\n"
+    "  NAV_AGENT_CLI=/usr/local/bin/nav nav agent --cluster prod\n\n"
+    '  nav agent -p "list my sandboxes" > answer.txt  # one message, answer only on stdout\n\n'
+    "  nav agent --session incident-42               # resume (or start) a named conversation\n\n"
+    "  nav agent --continue                          # resume the most recent one\n\n"
+    "  nav agent sessions export incident-42 -o incident-42.md"
 )
 
 _CONNECTION = "Gateway connection"
@@ -25,7 +35,7 @@ _MODE = "Input and output"
 _DEMO = "Demo"
 
 
-@agent_app.callback()
+@agent_app.callback(epilog=_EXAMPLES)
 def agent(
     ctx: typer.Context,
     cluster: Annotated[
@@ -180,6 +190,7 @@ def agent(
 sessions_app = typer.Typer(
     invoke_without_command=True,
     no_args_is_help=False,
+    subcommand_metavar="[rm|rename|export ...]",
     help="List saved conversations, most recent first (resume one with --session).",
 )
 agent_app.add_typer(sessions_app, name="sessions")
