@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.control import Control
 from rich.markdown import Markdown
 from rich.segment import ControlCode, ControlType, Segment, Segments
+from rich.text import Text
 
 __all__ = ["CODE_THEME", "MarkdownStream", "split_settled"]
 
@@ -113,23 +114,34 @@ class MarkdownStream:
         self._drawn_at = float("-inf")
         self._printed = False
         self._can_erase = console.is_terminal and not console.is_dumb_terminal
+        self._footer = ""
 
     @property
     def pending(self) -> str:
         """The text of the block still growing (not printed for good yet)."""
         return self._pending
 
+    def set_footer(self, footer: str) -> None:
+        """Show `footer` (what the user is typing) under the growing block; "" hides it.
+
+        It is part of the live region only, so it never reaches the scrollback.
+        """
+        if footer != self._footer:
+            self._footer = footer
+            self._draw(self._clock())
+
     def feed(self, text: str) -> None:
         """Add a delta: print what it settles, redraw the growing block when due."""
         if not text:
             return
         self._pending += text
+        settled = ""
         if "\n" in text:
             settled, self._pending = split_settled(self._pending)
             if settled:
                 self._print(settled)
         now = self._clock()
-        if now - self._drawn_at >= self._interval:
+        if now - self._drawn_at >= self._interval or (settled and self._footer):
             self._draw(now)
 
     def finish(self) -> None:
@@ -154,9 +166,19 @@ class MarkdownStream:
 
     def _draw(self, now: float) -> None:
         self._drawn_at = now
-        if not self._can_erase or not self._pending.strip():
+        if not self._can_erase:
             return
-        self._replace_live(self._lines(self._pending, max(self._console.height - 2, 1)))
+        footer = self._footer_lines()
+        room = max(self._console.height - 2 - len(footer), 1)
+        lines = self._lines(self._pending, room) if self._pending.strip() else []
+        if lines or footer or self._live_lines:
+            self._replace_live(lines + footer)
+
+    def _footer_lines(self) -> _Lines:
+        if not self._footer:
+            return []
+        text = Text(self._footer, style="cyan")
+        return self._console.render_lines(text, self._console.options, pad=False)
 
     def _replace_live(self, lines: _Lines) -> None:
         """Erase the live block and write `lines` in its place (it becomes the live block)."""

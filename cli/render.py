@@ -253,9 +253,11 @@ class TerminalRenderer:
             self._refresh_spinner()
 
     def typing(self, line: str) -> None:
-        """Show the line being typed mid-turn next to the spinner."""
+        """Show the line being typed mid-turn: next to the spinner, or under the answer."""
         self._typing = line
         self._refresh_spinner()
+        if self._markdown is not None and self._open == "text":
+            self._markdown.set_footer(f"› {line}" if line else "")
 
     def end_turn(self) -> None:
         """Stop the spinner and end the answer's line; safe to call twice."""
@@ -376,6 +378,7 @@ class TerminalRenderer:
 
     def _close_stream(self) -> None:
         if self._open == "text" and self._markdown is not None:
+            self._markdown.set_footer("")
             self._markdown.finish()
         elif self._open == "text":
             self.out.out("", highlight=False)

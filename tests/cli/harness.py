@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyte
 from prompt_toolkit import PromptSession
 from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
@@ -150,3 +151,14 @@ def run_nav(
         timeout=timeout,
         env=env,
     )
+
+
+def scrollback(raw: bytes, columns: int, rows: int) -> list[str]:
+    """Every line a terminal shows or scrolled off, after replaying `raw`."""
+    screen = pyte.HistoryScreen(columns, rows, history=10_000)
+    screen.set_mode(pyte.modes.LNM)
+    pyte.ByteStream(screen).feed(raw)
+    history = [
+        "".join(line[x].data for x in range(columns)).rstrip() for line in screen.history.top
+    ]
+    return history + [line.rstrip() for line in screen.display]

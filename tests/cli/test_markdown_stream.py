@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from navagent.cli.markdown_stream import MarkdownStream, split_settled
 from navagent.core.nav_cli import strip_ansi
-from tests.cli.harness import capture_console
+from tests.cli.harness import capture_console, scrollback
 
 lines = st.sampled_from(
     [
@@ -63,3 +63,17 @@ def test_stream_prints_each_settled_block_once_in_order() -> None:
         "Last.",
     ]
     assert stream.pending == ""
+
+
+def test_footer_is_live_only_and_never_reaches_the_scrollback() -> None:
+    out = io.StringIO()
+    stream = MarkdownStream(capture_console(out, terminal=True), clock=lambda: 0.0)
+    stream.feed("First para.\n\nSecond")
+    stream.set_footer("› typed by the user")
+    stream.feed(" para.\n\nThird.")
+    stream.set_footer("")
+    stream.finish()
+    raw = out.getvalue()
+    assert "typed by the user" in raw, "the footer was drawn"
+    screen = [line.strip() for line in scrollback(raw.encode(), 120, 30) if line.strip()]
+    assert screen == ["First para.", "Second para.", "Third."]

@@ -16,12 +16,11 @@ from collections import Counter
 from pathlib import Path
 
 import pexpect
-import pyte
 import pytest
 
 from navagent.core.messages import ToolResultMessage, UserMessage
 from navagent.core.sessions import SessionStore
-from tests.cli.harness import NAV
+from tests.cli.harness import NAV, scrollback
 
 TIMEOUT = 30
 SETTLE_S = 0.3
@@ -53,17 +52,6 @@ That is all for now.
 def wait_for_prompt(child: pexpect.spawn) -> None:
     child.expect_exact("nav> ")
     time.sleep(SETTLE_S)
-
-
-def scrollback(raw: bytes, columns: int, rows: int) -> list[str]:
-    """Every line a terminal shows or scrolled off, after replaying `raw`."""
-    screen = pyte.HistoryScreen(columns, rows, history=10_000)
-    screen.set_mode(pyte.modes.LNM)
-    pyte.ByteStream(screen).feed(raw)
-    history = [
-        "".join(line[x].data for x in range(columns)).rstrip() for line in screen.history.top
-    ]
-    return history + [line.rstrip() for line in screen.display]
 
 
 def test_streamed_markdown_renders_once_with_no_raw_syntax_left(tmp_path: Path) -> None:
