@@ -251,6 +251,15 @@ class _Repl:
             self._renderer.note("nothing to compact yet: the conversation is still short")
 
     async def _run_turn(self, text: str) -> None:
+        before = self._conversation.label
+        try:
+            await self._run_turns(text)
+        finally:
+            after = self._conversation.label
+            if before == "new" and after != "new":
+                self._renderer.note(f"saved as session {after}")
+
+    async def _run_turns(self, text: str) -> None:
         while text:
             cancelled = await self._one_turn(text)
             # Lines typed during the turn that the model did not get.

@@ -245,6 +245,9 @@ async def test_repl_slash_commands_help_tools_history_and_unknown(pipe, tmp_path
     end = await repl.wait_for("inference_route_list", after=end)
     repl.type("list my sandboxes" + ENTER)
     end = await repl.wait_for("three sandboxes", after=end)
+    session = repl.conversation.session
+    assert session is not None
+    end = await repl.wait_for(f"saved as session {session.label}", after=end)
     repl.type("/history" + ENTER)
     end = await repl.wait_for("agent: three sandboxes", after=end)
     repl.type("/frobnicate" + ENTER)
