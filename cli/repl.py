@@ -166,6 +166,7 @@ class _Repl:
         self._prefill = ""
         self.type_ahead = TypeAhead(
             session.input,
+            screen=session.output,
             on_cancel=self.interrupt,
             on_queued=renderer.queued,
             on_typing=renderer.typing,
@@ -262,12 +263,15 @@ class _Repl:
     async def _run_turns(self, text: str) -> None:
         while text:
             cancelled = await self._one_turn(text)
-            # Lines typed during the turn that the model did not get.
-            leftover = self.type_ahead.take_all()
+            # What was typed during the turn that the model did not get: after
+            # a cancel all of it waits in the prompt; after an answer the lines
+            # sent with Enter are the next message, an unfinished one waits.
+            queued, unfinished = self.type_ahead.take(), self.type_ahead.take_unfinished()
             if cancelled:
-                self._prefill = leftover
+                self._prefill = "\n".join([*queued, unfinished] if unfinished else queued)
                 return
-            text = leftover
+            self._prefill = unfinished
+            text = "\n".join(queued)
 
     async def _one_turn(self, text: str) -> bool:
         """Run one turn; True when it was cancelled."""

@@ -10,7 +10,7 @@ Ctrl-C or Esc cancels the turn, and Ctrl-D on an empty line asks to leave once
 the turn is over. Nothing typed is echoed into the answer.
 
 The queue outlives the turn: whatever the model did not get is the next
-turn's input.
+turn's input (see the REPL).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyPress
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.output import Output
 
 __all__ = ["TypeAhead"]
 
@@ -38,6 +39,7 @@ class TypeAhead:
         self,
         keys: Input,
         *,
+        screen: Output | None = None,
         on_cancel: Callable[[], object],
         on_queued: Callable[[str], None],
         on_typing: Callable[[str], None] = lambda _line: None,
@@ -46,11 +48,14 @@ class TypeAhead:
 
         Args:
             keys: The prompt session's input.
+            screen: The prompt session's output: bracketed paste is turned on
+                while reading, so a pasted block is one paste, not many Enters.
             on_cancel: Called for Ctrl-C or Esc (cancel the turn).
             on_queued: Called with each line queued by Enter (show it).
             on_typing: Called with the line being typed after each edit.
         """
         self._keys = keys
+        self._screen = screen
         self._on_cancel = on_cancel
         self._on_queued = on_queued
         self._on_typing = on_typing
@@ -76,11 +81,10 @@ class TypeAhead:
         taken, self._queue = self._queue, []
         return taken
 
-    def take_all(self) -> str:
-        """Queued lines and the unfinished one as one text, and forget them."""
-        parts = [*self.take(), self._line] if self._line.strip() else self.take()
-        self._line = ""
-        return "\n".join(parts)
+    def take_unfinished(self) -> str:
+        """The line typed without Enter yet, and forget it."""
+        line, self._line = self._line, ""
+        return line
 
     @contextlib.contextmanager
     def active(self) -> Iterator[None]:
@@ -112,6 +116,9 @@ class TypeAhead:
         self._detach = self._keys.attach(self._ready)
         self._detach.__enter__()
         self._attached = True
+        if self._screen is not None:
+            self._screen.enable_bracketed_paste()
+            self._screen.flush()
 
     def _stop(self) -> None:
         if self._flush is not None:
@@ -120,6 +127,9 @@ class TypeAhead:
         if self._attached:
             self._attached = False
             self._detach.__exit__(None, None, None)
+            if self._screen is not None:
+                self._screen.disable_bracketed_paste()
+                self._screen.flush()
 
     def _ready(self) -> None:
         self.handle(self._keys.read_keys())
