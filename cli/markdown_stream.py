@@ -6,8 +6,9 @@ taller than the screen, leaves redrawn copies in the scrollback. Instead, the
 text is cut into top-level markdown blocks (markdown-it, the parser rich uses):
 every block but the last is *settled* - no later text can change how it
 renders - and is printed once, for good; only the last, still growing block is
-drawn in a live region that is redrawn (at most `max_fps` times a second)
-and re-flows to the terminal's current width on each redraw.
+drawn in a live region that is redrawn (at most `max_fps` times a second,
+and only when a line completes if its last draw was costly) and re-flows to
+the terminal's current width on each redraw.
 
 A settled block is one followed by the start of another top-level block, so
 a table or a fenced code block stays live until the text after it begins, and
@@ -16,11 +17,13 @@ an unclosed fence is one block until it closes.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 
 from markdown_it import MarkdownIt
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
 from rich.control import Control
 from rich.markdown import Markdown
 from rich.segment import ControlCode, ControlType, Segment, Segments
@@ -29,7 +32,11 @@ from rich.text import Text
 __all__ = ["CODE_THEME", "MarkdownStream", "split_settled"]
 
 CODE_THEME = "monokai"
+_COSTLY_DRAW_S = 0.001
+"""A growing block whose last draw took longer (a big table) is redrawn only
+when a line completes, not on every delta the frame rate allows."""
 _PARSER = MarkdownIt().enable("strikethrough").enable("table")
+_TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?")
 """The same parser configuration as `rich.markdown.Markdown`."""
 
 
@@ -75,6 +82,33 @@ def _trimmed(lines: _Lines) -> _Lines:
     return lines[filled[0] : filled[-1] + 1] if filled else []
 
 
+def table_preview(text: str) -> Text:
+    """A growing markdown table laid out as aligned columns, cheaply.
+
+    rich's table costs a millisecond or more per render; redrawn on every row
+    that is too much, so the live view uses this look-alike (header, rule,
+    rows, two spaces between columns) and rich renders the real table once,
+    when the block is complete.
+    """
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.strip().startswith("|") and not _TABLE_RULE.fullmatch(line.strip())
+    ]
+    widths = [0] * max((len(row) for row in rows), default=0)
+    for row in rows:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], cell_len(cell))
+    preview = Text()
+    for number, row in enumerate(rows):
+        cells = [cell + " " * (widths[i] - cell_len(cell)) for i, cell in enumerate(row)]
+        preview.append(" " + "  ".join(cells).rstrip() + "\n", "bold" if number == 0 else "")
+        if number == 0:
+            preview.append(" " + "─" * (sum(widths) + 2 * (len(widths) - 1)) + "\n")
+    preview.rstrip()
+    return preview
+
+
 class MarkdownStream:
     """Renders one streamed answer on `console`: settled blocks once, the last live.
 
@@ -115,6 +149,8 @@ class MarkdownStream:
         self._printed = False
         self._can_erase = console.is_terminal and not console.is_dumb_terminal
         self._footer = ""
+        self._draw_cost = 0.0
+        """CPU seconds the last draw took; costly blocks are redrawn once per line."""
 
     @property
     def pending(self) -> str:
@@ -141,7 +177,13 @@ class MarkdownStream:
             if settled:
                 self._print(settled)
         now = self._clock()
-        if now - self._drawn_at >= self._interval or (settled and self._footer):
+        if settled:
+            # One render per delta: the block just printed is enough work.
+            if self._footer:
+                self._draw(now)
+            return
+        due = now - self._drawn_at >= self._interval
+        if due and (self._draw_cost < _COSTLY_DRAW_S or "\n" in text):
             self._draw(now)
 
     def finish(self) -> None:
@@ -152,9 +194,11 @@ class MarkdownStream:
         else:
             self._replace_live([])
 
-    def _lines(self, text: str, max_lines: int | None = None) -> _Lines:
-        markdown = _Markdown(text, code_theme=self._code_theme)
-        lines = _trimmed(self._console.render_lines(markdown, self._console.options, pad=False))
+    def _lines(self, text: str, max_lines: int | None = None, *, live: bool = False) -> _Lines:
+        renderable: RenderableType = _Markdown(text, code_theme=self._code_theme)
+        if live and text.lstrip().startswith("|"):
+            renderable = table_preview(text)
+        lines = _trimmed(self._console.render_lines(renderable, self._console.options, pad=False))
         if self._printed:
             lines.insert(0, [])
         return lines[-max_lines:] if max_lines is not None else lines
@@ -168,11 +212,13 @@ class MarkdownStream:
         self._drawn_at = now
         if not self._can_erase:
             return
+        started = time.thread_time()
         footer = self._footer_lines()
         room = max(self._console.height - 2 - len(footer), 1)
-        lines = self._lines(self._pending, room) if self._pending.strip() else []
+        lines = self._lines(self._pending, room, live=True) if self._pending.strip() else []
         if lines or footer or self._live_lines:
             self._replace_live(lines + footer)
+        self._draw_cost = time.thread_time() - started
 
     def _footer_lines(self) -> _Lines:
         if not self._footer:

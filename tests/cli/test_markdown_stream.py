@@ -7,7 +7,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from navagent.cli.markdown_stream import MarkdownStream, split_settled
+from navagent.cli.markdown_stream import MarkdownStream, split_settled, table_preview
 from navagent.core.nav_cli import strip_ansi
 from tests.cli.harness import capture_console, scrollback
 
@@ -77,3 +77,15 @@ def test_footer_is_live_only_and_never_reaches_the_scrollback() -> None:
     assert "typed by the user" in raw, "the footer was drawn"
     screen = [line.strip() for line in scrollback(raw.encode(), 120, 30) if line.strip()]
     assert screen == ["First para.", "Second para.", "Third."]
+
+
+def test_table_preview_aligns_a_growing_table_without_its_syntax() -> None:
+    preview = table_preview(
+        "| name | phase |\n|---|:---:|\n| dev-box | Ready |\n| gpu-trainer | Err"
+    )
+    assert preview.plain.splitlines() == [
+        " name         phase",
+        " ──────────────────",
+        " dev-box      Ready",
+        " gpu-trainer  Err",
+    ]
