@@ -207,7 +207,7 @@ class _Launch:
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
         kept = store is not None and (demo is None or o.session is not None or o.continue_last)
         try:
-            return await self._converse(conversation, sink, confirm)
+            return await self._converse(conversation, sink, confirm, kept=kept)
         finally:
             if self.interactive and kept and conversation.session is not None:
                 demo_flag = "--demo " if demo is not None else ""
@@ -221,7 +221,7 @@ class _Launch:
                     )
 
     async def _converse(
-        self, conversation: Conversation, sink: EventSink, confirm: Confirm | None
+        self, conversation: Conversation, sink: EventSink, confirm: Confirm | None, *, kept: bool
     ) -> int:
         o = self.options
         if self.interactive:
@@ -240,6 +240,7 @@ class _Launch:
                     routing_hint=o.routing_hint,
                 ),
                 confirm=confirm if isinstance(confirm, PromptConfirm) else None,
+                sessions_kept=kept,
             )
         lines = single_line(o.prompt) if o.prompt is not None else read_lines(sys.stdin)
         return await run_lines(conversation.send, lines, report=self._report)

@@ -130,6 +130,7 @@ async def run_repl(
     renderer: TerminalRenderer,
     slash_state: SlashState | None = None,
     confirm: PromptConfirm | None = None,
+    sessions_kept: bool = True,
 ) -> int:
     """Read messages and answer them until the user leaves; returns the exit status.
 
@@ -141,8 +142,11 @@ async def run_repl(
         slash_state: Tools and flags the slash commands show.
         confirm: The y/N question the tools ask, wired to pause type-ahead
             and to cancel the turn on Ctrl-C.
+        sessions_kept: Sessions outlive this run (False for a plain `--demo`,
+            whose database is temporary): only then say where one was saved.
     """
     repl = _Repl(conversation, session=session, console=console, renderer=renderer)
+    repl.sessions_kept = sessions_kept
     if confirm is not None:
         confirm.interrupt_turn = repl.interrupt
         confirm.pause_typing = repl.type_ahead.paused
@@ -164,6 +168,7 @@ class _Repl:
         self._renderer = renderer
         self._turn: asyncio.Task[object] | None = None
         self._prefill = ""
+        self.sessions_kept = True
         self.type_ahead = TypeAhead(
             session.input,
             screen=session.output,
@@ -257,7 +262,7 @@ class _Repl:
             await self._run_turns(text)
         finally:
             after = self._conversation.label
-            if before == "new" and after != "new":
+            if self.sessions_kept and before == "new" and after != "new":
                 self._renderer.note(f"saved as session {after}")
 
     async def _run_turns(self, text: str) -> None:
