@@ -83,7 +83,14 @@ def message_to_proto(message: Message) -> pb.ChatMessage:
                 ],
                 thinking=[
                     pb.ThinkingBlock(
-                        text=part.text, signature=part.signature, redacted_data=part.redacted_data
+                        text=part.text,
+                        signature=part.signature,
+                        redacted_data=part.redacted_data,
+                        item_id=part.item_id,
+                        encrypted_content=part.encrypted_content,
+                        summary=part.summary,
+                        origin=part.origin,
+                        after_tool_calls=part.after_tool_calls,
                     )
                     for part in message.thinking
                 ],
@@ -116,7 +123,14 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
             ),
             thinking=tuple(
                 ThinkingPart(
-                    text=block.text, signature=block.signature, redacted_data=block.redacted_data
+                    text=block.text,
+                    signature=block.signature,
+                    redacted_data=block.redacted_data,
+                    item_id=block.item_id,
+                    encrypted_content=block.encrypted_content,
+                    summary=tuple(block.summary),
+                    origin=block.origin,
+                    after_tool_calls=block.after_tool_calls,
                 )
                 for block in message.thinking
             ),
