@@ -32,7 +32,7 @@ from navagent.core.events import (
 )
 from navagent.core.messages import ChatRequest
 from navagent.gateway.coalesce import coalesce_deltas
-from navagent.gateway.protocols import PROTOCOLS, ChatProtocol
+from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
 from navagent.gateway.routes import Route
 from navagent.gateway.sse import SSEDecoder
 
@@ -129,7 +129,8 @@ class Upstream:
                     raise UpstreamFailure(
                         _scrubbed(failure.error, key), retry_after_s=failure.retry_after_s
                     )
-                async for batch in _translate(protocol, response, first_token_deadline=deadline):
+                translator = protocol.translator_for(endpoint=route.endpoint, model=route.model)
+                async for batch in _translate(translator, response, first_token_deadline=deadline):
                     last = batch[-1]
                     if isinstance(last, StreamError):
                         batch[-1] = StreamError(error=_scrubbed(last.error, key))
@@ -160,7 +161,7 @@ class Upstream:
 
 
 async def _translate(
-    protocol: ChatProtocol, response: httpx.Response, *, first_token_deadline: float
+    translator: StreamTranslator, response: httpx.Response, *, first_token_deadline: float
 ) -> AsyncGenerator[list[StreamEvent], None]:
     """Decode and translate a 200 body until the translator emits its terminal event.
 
@@ -170,7 +171,6 @@ async def _translate(
         TimeoutError: no content event before `first_token_deadline` (loop time).
     """
     decoder = SSEDecoder()
-    translator = protocol.new_translator()
     chunks = response.aiter_bytes()
     deadline: float | None = first_token_deadline
     while not translator.done:

@@ -59,8 +59,8 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
 
     __slots__ = ("_blocks", "_start_inputs")
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, origin: str = "") -> None:
+        super().__init__(origin=origin)
         self._blocks: dict[int, str] = {}
         """Vendor block index -> the kind we track it as."""
         self._start_inputs: dict[int, Any] = {}

@@ -20,7 +20,11 @@ from navagent.gateway.sse import SSEDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "fixtures" / "sse"
-PROTOCOL_OF = {"openai": "openai_chat_completions", "anthropic": "anthropic_messages"}
+PROTOCOL_OF = {
+    "openai": "openai_chat_completions",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic_messages",
+}
 FAKE_KEY = "sk-test-FAKE-0000-not-a-real-key"
 
 
