@@ -18,6 +18,7 @@ from pydantic import Field
 from navagent.core.events import (
     ChatError,
     MessageComplete,
+    RefusalDelta,
     StreamError,
     TextDelta,
     ThinkingDelta,
@@ -100,6 +101,7 @@ class TurnFinished(FrozenModel):
 AgentEvent = Annotated[
     TextDelta
     | ThinkingDelta
+    | RefusalDelta
     | ToolCallStart
     | TurnEnd
     | MessageComplete

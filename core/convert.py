@@ -18,6 +18,7 @@ from navagent.core.events import (
     ErrorCode,
     FinishReason,
     MessageComplete,
+    RefusalDelta,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -42,6 +43,7 @@ from navagent.core.messages import (
 __all__ = [
     "event_from_proto",
     "error_to_proto",
+    "event_to_fixed_proto",
     "event_to_proto",
     "message_from_proto",
     "message_to_proto",
@@ -94,6 +96,7 @@ def message_to_proto(message: Message) -> pb.ChatMessage:
                     )
                     for part in message.thinking
                 ],
+                refusal=message.refusal,
             )
         case ToolResultMessage():
             return pb.ChatMessage(
@@ -108,6 +111,8 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
     role = message.role.strip().lower()
     if role != "assistant" and (message.tool_calls or message.thinking):
         raise InvalidMessageError(f"{where}: only assistant messages may carry tool_calls")
+    if role != "assistant" and message.refusal:
+        raise InvalidMessageError(f"{where}: only assistant messages may carry a refusal")
     if role != "tool" and message.tool_call_id:
         raise InvalidMessageError(f"{where}: only tool messages may carry tool_call_id")
     if role == "system":
@@ -134,6 +139,7 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
                 )
                 for block in message.thinking
             ),
+            refusal=message.refusal,
         )
     if role == "tool":
         if not message.tool_call_id:
@@ -233,6 +239,8 @@ def event_to_proto(event: StreamEvent) -> pb.ChatStreamEvent:
             return pb.ChatStreamEvent(content_delta=pb.ContentDelta(text=event.text))
         case ThinkingDelta():
             return pb.ChatStreamEvent(thinking_delta=pb.ThinkingDelta(text=event.text))
+        case RefusalDelta():
+            return pb.ChatStreamEvent(refusal_delta=pb.RefusalDelta(text=event.text))
         case ToolCallStart():
             return pb.ChatStreamEvent(
                 tool_call_start=pb.ToolCallStart(index=event.index, id=event.id, name=event.name)
@@ -244,7 +252,10 @@ def event_to_proto(event: StreamEvent) -> pb.ChatStreamEvent:
                     provider_finish_reason=event.provider_finish_reason,
                     usage=pb.Usage(
                         input_tokens=event.usage.input_tokens,
+                        cache_read_tokens=event.usage.cache_read_tokens,
+                        cache_write_tokens=event.usage.cache_write_tokens,
                         output_tokens=event.usage.output_tokens,
+                        reasoning_tokens=event.usage.reasoning_tokens,
                     ),
                 )
             )
@@ -252,6 +263,30 @@ def event_to_proto(event: StreamEvent) -> pb.ChatStreamEvent:
             return pb.ChatStreamEvent(message=message_to_proto(event.message))
         case StreamError():
             return pb.ChatStreamEvent(error=error_to_proto(event.error))
+        case _:
+            assert_never(event)
+
+
+def event_to_fixed_proto(event: StreamEvent) -> pb.ChatStreamEvent | None:
+    """Encode for a client built from the fixed schema; None for what it cannot read.
+
+    Such a client knows only content deltas, the final message and errors, so a
+    refusal reaches it as plain text (a content delta, and appended to the final
+    message's content), and the other extension events are dropped.
+    """
+    match event:
+        case TextDelta() | MessageComplete() | StreamError():
+            if isinstance(event, MessageComplete) and event.message.refusal:
+                message = event.message
+                plain = message.model_copy(
+                    update={"content": message.content + message.refusal, "refusal": ""}
+                )
+                return event_to_proto(MessageComplete(message=plain))
+            return event_to_proto(event)
+        case RefusalDelta():
+            return pb.ChatStreamEvent(content_delta=pb.ContentDelta(text=event.text))
+        case ThinkingDelta() | ToolCallStart() | TurnEnd():
+            return None
         case _:
             assert_never(event)
 
@@ -277,6 +312,8 @@ def event_from_proto(event: pb.ChatStreamEvent) -> StreamEvent | None:
         return TextDelta(text=event.content_delta.text)
     if kind == "thinking_delta":
         return ThinkingDelta(text=event.thinking_delta.text)
+    if kind == "refusal_delta":
+        return RefusalDelta(text=event.refusal_delta.text)
     if kind == "tool_call_start":
         start = event.tool_call_start
         return ToolCallStart(index=start.index, id=start.id, name=start.name)
@@ -286,7 +323,13 @@ def event_from_proto(event: pb.ChatStreamEvent) -> StreamEvent | None:
         return TurnEnd(
             finish_reason=cast(FinishReason, reason),
             provider_finish_reason=end.provider_finish_reason,
-            usage=Usage(input_tokens=end.usage.input_tokens, output_tokens=end.usage.output_tokens),
+            usage=Usage(
+                input_tokens=end.usage.input_tokens,
+                cache_read_tokens=end.usage.cache_read_tokens,
+                cache_write_tokens=end.usage.cache_write_tokens,
+                output_tokens=end.usage.output_tokens,
+                reasoning_tokens=end.usage.reasoning_tokens,
+            ),
         )
     if kind == "message":
         message = message_from_proto(event.message)

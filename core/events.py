@@ -1,7 +1,7 @@
 """Neutral stream events: what one streamed completion produces.
 
 A well-formed stream is zero or more deltas (`TextDelta`, `ThinkingDelta`,
-`ToolCallStart`), then at most one `TurnEnd`, then exactly one terminal event:
+`RefusalDelta`, `ToolCallStart`), then at most one `TurnEnd`, then exactly one terminal event:
 `MessageComplete` on success or `StreamError` on failure. Nothing follows a
 terminal event.
 """
@@ -18,7 +18,9 @@ __all__ = [
     "ChatError",
     "ErrorCode",
     "FinishReason",
+    "CONTENT_EVENTS",
     "MessageComplete",
+    "RefusalDelta",
     "StreamError",
     "StreamEvent",
     "TextDelta",
@@ -41,8 +43,16 @@ ErrorCode = Literal[
 ]
 """Stable, machine-readable failure classes (`ChatError.code` on the wire)."""
 
-FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "other"]
-"""Why the model stopped, normalised across providers."""
+FinishReason = Literal[
+    "stop", "tool_calls", "length", "content_filter", "refusal", "pause_turn", "other"
+]
+"""Why the model stopped, normalised across providers.
+
+`refusal`: the model declined (Anthropic `stop_reason: refusal`, or an OpenAI
+turn that carried a refusal). `pause_turn`: Anthropic paused a long-running
+server-tool turn; a client that uses server tools sends the message back to let
+it continue, one without server tools should never see it and ends the turn.
+"""
 
 
 class TextDelta(FrozenModel):
@@ -59,6 +69,13 @@ class ThinkingDelta(FrozenModel):
     text: str
 
 
+class RefusalDelta(FrozenModel):
+    """A piece of a refusal, as it arrived; kept apart from the answer's text."""
+
+    kind: Literal["refusal_delta"] = "refusal_delta"
+    text: str
+
+
 class ToolCallStart(FrozenModel):
     """A tool call whose name is known; its arguments are still streaming."""
 
@@ -70,10 +87,23 @@ class ToolCallStart(FrozenModel):
 
 
 class Usage(FrozenModel):
-    """Token counts for one completion."""
+    """Token counts for one completion, with the same meaning on every provider.
+
+    The cache and reasoning counts are parts of the totals, not additions:
+    OpenAI's `prompt_tokens` already include cached tokens, while Anthropic's
+    `input_tokens` exclude cache reads and writes, so its translator adds them.
+    """
 
     input_tokens: int = 0
+    """All input tokens, including those read from or written to the cache."""
+    cache_read_tokens: int = 0
+    """Of `input_tokens`, those read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the provider's prompt cache."""
     output_tokens: int = 0
+    """All output tokens, including reasoning."""
+    reasoning_tokens: int = 0
+    """Of `output_tokens`, those spent on (possibly hidden) reasoning."""
 
 
 class TurnEnd(FrozenModel):
@@ -112,10 +142,19 @@ class StreamError(FrozenModel):
 
 
 StreamEvent = Annotated[
-    TextDelta | ThinkingDelta | ToolCallStart | TurnEnd | MessageComplete | StreamError,
+    TextDelta
+    | ThinkingDelta
+    | RefusalDelta
+    | ToolCallStart
+    | TurnEnd
+    | MessageComplete
+    | StreamError,
     Field(discriminator="kind"),
 ]
 """Any neutral stream event, discriminated on `kind`."""
+
+CONTENT_EVENTS = (TextDelta, ThinkingDelta, RefusalDelta, ToolCallStart)
+"""The events that show the model has started answering (time to first token)."""
 
 
 def is_terminal(event: StreamEvent) -> bool:

@@ -123,11 +123,13 @@ class AssistantMessage(FrozenModel):
     """Calls to run, in the order the model made them."""
     thinking: tuple[ThinkingPart, ...] = ()
     """Reasoning blocks in the order received; replayed before text and calls."""
+    refusal: str = ""
+    """The model's refusal, kept apart from `content` so it is never taken for an answer."""
 
     @property
     def is_empty(self) -> bool:
-        """True for a completion with no text and no tool calls."""
-        return not self.content and not self.tool_calls
+        """True for a completion with no text, no refusal and no tool calls."""
+        return not self.content and not self.tool_calls and not self.refusal
 
 
 class ToolResultMessage(FrozenModel):

@@ -54,6 +54,7 @@ assistant_messages = st.builds(
     content=texts,
     tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
     thinking=st.lists(thinking_parts, max_size=2).map(tuple),
+    refusal=st.just("") | texts,
 )
 messages: st.SearchStrategy[Message] = st.one_of(
     st.builds(SystemMessage, content=texts),

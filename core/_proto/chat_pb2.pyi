@@ -72,7 +72,9 @@ class ChatStreamRequest(_message.Message):
     """Extensions."""
     temperature: _builtins.float
     extended_events: _builtins.bool
-    """Opt in to thinking_delta, tool_call_start and turn_end events."""
+    """Opt in to thinking_delta, tool_call_start, turn_end and refusal_delta
+    events and the assistant message's separate refusal.
+    """
     @_builtins.property
     def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ChatMessage]: ...
     @_builtins.property
@@ -111,11 +113,16 @@ class ChatMessage(_message.Message):
     TOOL_CALLS_FIELD_NUMBER: _builtins.int
     TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
     THINKING_FIELD_NUMBER: _builtins.int
+    REFUSAL_FIELD_NUMBER: _builtins.int
     role: _builtins.str
     """"system", "user", "assistant" or "tool"."""
     content: _builtins.str
     tool_call_id: _builtins.str
     """Tool only."""
+    refusal: _builtins.str
+    """Assistant only: the model's refusal, apart from content. Clients that did
+    not set extended_events get it in content instead.
+    """
     @_builtins.property
     def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCall]:
         """Assistant only."""
@@ -134,10 +141,11 @@ class ChatMessage(_message.Message):
         tool_calls: _abc.Iterable[Global___ToolCall] | None = ...,
         tool_call_id: _builtins.str = ...,
         thinking: _abc.Iterable[Global___ThinkingBlock] | None = ...,
+        refusal: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "role", b"role", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "refusal", b"refusal", "role", b"role", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -252,6 +260,7 @@ class ChatStreamEvent(_message.Message):
     THINKING_DELTA_FIELD_NUMBER: _builtins.int
     TOOL_CALL_START_FIELD_NUMBER: _builtins.int
     TURN_END_FIELD_NUMBER: _builtins.int
+    REFUSAL_DELTA_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def content_delta(self) -> Global___ContentDelta: ...
     @_builtins.property
@@ -266,6 +275,8 @@ class ChatStreamEvent(_message.Message):
     def tool_call_start(self) -> Global___ToolCallStart: ...
     @_builtins.property
     def turn_end(self) -> Global___TurnEnd: ...
+    @_builtins.property
+    def refusal_delta(self) -> Global___RefusalDelta: ...
     def __init__(
         self,
         *,
@@ -275,12 +286,13 @@ class ChatStreamEvent(_message.Message):
         thinking_delta: Global___ThinkingDelta | None = ...,
         tool_call_start: Global___ToolCallStart | None = ...,
         turn_end: Global___TurnEnd | None = ...,
+        refusal_delta: Global___RefusalDelta | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["content_delta", b"content_delta", "error", b"error", "event", b"event", "message", b"message", "thinking_delta", b"thinking_delta", "tool_call_start", b"tool_call_start", "turn_end", b"turn_end"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["content_delta", b"content_delta", "error", b"error", "event", b"event", "message", b"message", "refusal_delta", b"refusal_delta", "thinking_delta", b"thinking_delta", "tool_call_start", b"tool_call_start", "turn_end", b"turn_end"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_delta", b"content_delta", "error", b"error", "event", b"event", "message", b"message", "thinking_delta", b"thinking_delta", "tool_call_start", b"tool_call_start", "turn_end", b"turn_end"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_delta", b"content_delta", "error", b"error", "event", b"event", "message", b"message", "refusal_delta", b"refusal_delta", "thinking_delta", b"thinking_delta", "tool_call_start", b"tool_call_start", "turn_end", b"turn_end"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["content_delta", "message", "error", "thinking_delta", "tool_call_start", "turn_end"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["content_delta", "message", "error", "thinking_delta", "tool_call_start", "turn_end", "refusal_delta"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
@@ -325,6 +337,27 @@ class ThinkingDelta(_message.Message):
 Global___ThinkingDelta: _TypeAlias = ThinkingDelta  # noqa: Y015
 
 @_typing.final
+class RefusalDelta(_message.Message):
+    """A piece of a refusal (clients without extended_events get a content_delta)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefusalDelta: _TypeAlias = RefusalDelta  # noqa: Y015
+
+@_typing.final
 class ToolCallStart(_message.Message):
     """A tool call whose name is known; its arguments are still streaming."""
 
@@ -362,7 +395,9 @@ class TurnEnd(_message.Message):
     PROVIDER_FINISH_REASON_FIELD_NUMBER: _builtins.int
     USAGE_FIELD_NUMBER: _builtins.int
     finish_reason: _builtins.str
-    """Normalised: stop, tool_calls, length, content_filter or other."""
+    """Normalised: stop, tool_calls, length, content_filter, refusal, pause_turn
+    or other.
+    """
     provider_finish_reason: _builtins.str
     """The provider's own value, e.g. "end_turn" or "tool_calls"."""
     @_builtins.property
@@ -384,21 +419,39 @@ Global___TurnEnd: _TypeAlias = TurnEnd  # noqa: Y015
 
 @_typing.final
 class Usage(_message.Message):
+    """Counts mean the same on every provider; cache and reasoning counts are
+    parts of the totals, not additions.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     INPUT_TOKENS_FIELD_NUMBER: _builtins.int
     OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_READ_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_WRITE_TOKENS_FIELD_NUMBER: _builtins.int
+    REASONING_TOKENS_FIELD_NUMBER: _builtins.int
     input_tokens: _builtins.int
+    """All input tokens, including cache reads and writes."""
     output_tokens: _builtins.int
+    """All output tokens, including reasoning."""
+    cache_read_tokens: _builtins.int
+    """Of input_tokens: read from the prompt cache."""
+    cache_write_tokens: _builtins.int
+    """Of input_tokens: written to the prompt cache."""
+    reasoning_tokens: _builtins.int
+    """Of output_tokens: spent on reasoning."""
     def __init__(
         self,
         *,
         input_tokens: _builtins.int = ...,
         output_tokens: _builtins.int = ...,
+        cache_read_tokens: _builtins.int = ...,
+        cache_write_tokens: _builtins.int = ...,
+        reasoning_tokens: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["input_tokens", b"input_tokens", "output_tokens", b"output_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_read_tokens", b"cache_read_tokens", "cache_write_tokens", b"cache_write_tokens", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core.convert import (
     event_from_proto,
+    event_to_fixed_proto,
     event_to_proto,
     request_from_proto,
     request_to_proto,
@@ -19,7 +20,9 @@ from navagent.core.convert import (
 from navagent.core.errors import InvalidMessageError
 from navagent.core.events import (
     ChatError,
+    FinishReason,
     MessageComplete,
+    RefusalDelta,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -29,6 +32,7 @@ from navagent.core.events import (
     Usage,
 )
 from navagent.core.messages import AssistantMessage, ChatRequest
+from tests.fixed_schema import fixed_schema
 from tests.strategies import assistant_messages, ids, messages, texts, tools
 
 requests = st.builds(
@@ -39,7 +43,15 @@ requests = st.builds(
     max_tokens=st.none() | st.integers(1, 2**32 - 1),
     temperature=st.none() | st.floats(0, 2, allow_nan=False),
 )
-usages = st.builds(Usage, input_tokens=st.integers(0, 2**40), output_tokens=st.integers(0, 2**40))
+token_counts = st.integers(0, 2**40)
+usages = st.builds(
+    Usage,
+    input_tokens=token_counts,
+    cache_read_tokens=token_counts,
+    cache_write_tokens=token_counts,
+    output_tokens=token_counts,
+    reasoning_tokens=token_counts,
+)
 errors = st.builds(
     ChatError,
     message=texts,
@@ -61,10 +73,11 @@ errors = st.builds(
 events: st.SearchStrategy[StreamEvent] = st.one_of(
     st.builds(TextDelta, text=texts),
     st.builds(ThinkingDelta, text=texts),
+    st.builds(RefusalDelta, text=texts),
     st.builds(ToolCallStart, index=st.integers(0, 64), id=ids, name=ids),
     st.builds(
         TurnEnd,
-        finish_reason=st.sampled_from(["stop", "tool_calls", "length", "content_filter", "other"]),
+        finish_reason=st.sampled_from(get_args(FinishReason)),
         provider_finish_reason=texts,
         usage=usages,
     ),
@@ -121,6 +134,10 @@ def _request(*messages: pb.ChatMessage, **fields: Any) -> pb.ChatStreamRequest:
             "messages[1]: only assistant messages may carry tool_calls",
         ),
         (
+            _request(pb.ChatMessage(role="user", refusal="no")),
+            "messages[0]: only assistant messages may carry a refusal",
+        ),
+        (
             _request(pb.ChatMessage(role="assistant", tool_calls=[pb.ToolCall(name="b")])),
             "messages[0].tool_calls[0]: a tool call needs an id and a name",
         ),
@@ -144,6 +161,7 @@ def _request(*messages: pb.ChatMessage, **fields: Any) -> pb.ChatStreamRequest:
         "bad-role",
         "tool-without-id",
         "user-with-calls",
+        "user-with-refusal",
         "call-without-id",
         "schema-not-json",
         "schema-not-object",
@@ -162,3 +180,51 @@ def test_unknown_event_kind_is_skipped() -> None:
 def test_error_without_code_from_old_gateway_is_internal() -> None:
     event = event_from_proto(pb.ChatStreamEvent(error=pb.ChatError(message="boom")))
     assert event == StreamError(error=ChatError(message="boom", code="internal"))
+
+
+def _as_fixed_client(event: StreamEvent) -> Any:
+    """What a client built from the fixed schema reads from our encoding of `event`."""
+    encoded = event_to_fixed_proto(event)
+    if encoded is None:
+        return None
+    return fixed_schema().ChatStreamEvent.FromString(encoded.SerializeToString())
+
+
+def test_fixed_schema_client_reads_a_refusal_as_plain_text() -> None:
+    delta = _as_fixed_client(RefusalDelta(text="I can't help with that."))
+    assert delta.WhichOneof("event") == "content_delta"
+    assert delta.content_delta.text == "I can't help with that."
+    final = _as_fixed_client(
+        MessageComplete(message=AssistantMessage(content="Sure: ", refusal="no."))
+    )
+    assert final.message.role == "assistant"
+    assert final.message.content == "Sure: no."
+
+
+def test_fixed_schema_encoding_keeps_the_refusal_out_of_extended_clients_content() -> None:
+    message = AssistantMessage(refusal="no.")
+    extended = event_from_proto(event_to_proto(MessageComplete(message=message)))
+    assert extended == MessageComplete(message=message)
+    assert isinstance(extended, MessageComplete)
+    assert extended.message.content == ""
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        ThinkingDelta(text="hmm"),
+        ToolCallStart(index=0, id="c", name="t"),
+        TurnEnd(finish_reason="refusal", usage=Usage(input_tokens=3)),
+    ],
+    ids=["thinking", "tool-call-start", "turn-end"],
+)
+def test_fixed_schema_client_gets_no_extension_events(event: StreamEvent) -> None:
+    assert event_to_fixed_proto(event) is None
+
+
+@given(events)
+def test_fixed_schema_encoding_of_base_events_is_unchanged(event: StreamEvent) -> None:
+    if isinstance(event, TextDelta | StreamError) or (
+        isinstance(event, MessageComplete) and not event.message.refusal
+    ):
+        assert event_to_fixed_proto(event) == event_to_proto(event)
