@@ -4,7 +4,8 @@ The history becomes `input` items:
 
 - system messages are `developer` messages, in place (the Responses API's
   name for instructions; reasoning models read `system` as that too);
-- user text is a `user` message; assistant text an `assistant` message;
+- user text is a `user` message; assistant text (and a refusal, which input
+  messages have no part for) an `assistant` message;
 - each tool call is a `function_call` item keyed by its `call_id`, each tool
   result a `function_call_output` with the same `call_id`;
 - reasoning items this route produced (`ThinkingPart.origin` equals the
@@ -118,8 +119,10 @@ def _assistant_items(message: AssistantMessage, origin: str) -> list[InputItem]:
         if _replayable(part, origin):
             reasoning[min(part.after_tool_calls, len(calls))].append(_reasoning(part))
     items: list[InputItem] = list(reasoning[0])
-    if message.content:
-        items.append({"type": "message", "role": "assistant", "content": message.content})
+    # A refusal goes back as the assistant's text: input messages have no refusal part.
+    text = "\n\n".join(part for part in (message.content, message.refusal) if part)
+    if text:
+        items.append({"type": "message", "role": "assistant", "content": text})
     for position, call in enumerate(calls):
         if position:
             items += reasoning[position]

@@ -11,13 +11,19 @@ Wire facts this encodes (each pinned by a stream in shared/conformance/responses
 - Parallel calls are separate items, one after the other. Arguments arrive
   as `function_call_arguments.delta`; `.done` and `output_item.done` carry the
   whole string, which wins. Empty arguments come as the single delta `{}`.
-- `output_text.delta` is text; `refusal.delta` is refusal text (its own part
-  type, never `output_text`). Several message items are concatenated.
+- `output_text.delta` is text; `refusal.delta` is a `RefusalDelta` and the
+  message's `refusal` (its own part type, never `output_text`); a completed
+  turn that refused finishes with `refusal`. Several message items are
+  concatenated.
 - `reasoning_summary_text.delta` is thinking text; summary parts are joined by
-  a blank line. The reasoning item's `encrypted_content` is taken from
-  `output_item.done` (it differs from the one in `output_item.added`).
+  a blank line. The reasoning item's `encrypted_content` is the one of
+  `output_item.done`, replaced by the final response's where that has one
+  (the three can all differ when built-in tool calls follow the reasoning).
 - Item types the neutral model does not carry (web_search_call, mcp_call,
   compaction, ...) and their events are ignored; `unmodelled` lists them.
+- Usage: `input_tokens` already include the cached ones
+  (`input_tokens_details.cached_tokens`, and `cache_write_tokens` on newer
+  responses); `output_tokens` include `reasoning_tokens`.
 - `response.completed` ends the stream; `response.incomplete` ends it too,
   with finish `length` (or `content_filter`) and whatever was produced, cut
   arguments included. `error` and `response.failed` end it with one
@@ -33,6 +39,7 @@ from navagent.core.events import (
     ChatError,
     FinishReason,
     MessageComplete,
+    RefusalDelta,
     StreamEvent,
     TurnEnd,
     Usage,
@@ -105,6 +112,10 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             return self._arguments_delta(payload)
         if kind == "response.reasoning_summary_text.delta":
             return self._summary_delta(payload)
+        return self._less_frequent(kind, payload)
+
+    def _less_frequent(self, kind: Any, payload: dict[str, Any]) -> list[StreamEvent]:
+        """The events that come once per item or per response; the rest are ignored."""
         if kind == "response.output_item.added":
             return self._item_added(payload)
         if kind == "response.output_item.done":
@@ -113,8 +124,10 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             delta = payload.get("delta")
             if type(delta) is not str:
                 return self._malformed("response.refusal.delta has no delta string")
+            if not delta:
+                return []
             self._refusal.append(delta)
-            return [self._parts.text(delta)] if delta else []
+            return [RefusalDelta(text=delta)]
         if kind == "response.reasoning_text.delta":
             return self._reasoning_text_delta(payload)
         if kind == "response.completed" or kind == "response.incomplete":
@@ -234,6 +247,9 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             problem = self._usage(usage)
             if problem:
                 return self._malformed(problem)
+        output = response.get("output")
+        if type(output) is list:
+            self._final_reasoning(output)
         if kind == "response.completed":
             self._finish_reason = "completed"
         else:
@@ -241,6 +257,19 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             reason = details.get("reason") if type(details) is dict else None
             self._finish_reason = reason if type(reason) is str and reason else "incomplete"
         return self._complete()
+
+    def _final_reasoning(self, output: list[Any]) -> None:
+        """Take each reasoning item's encrypted content from the final response.
+
+        It can differ from the one in `output_item.done` (when built-in tool
+        calls follow the reasoning), and the final one is what the SDK keeps.
+        """
+        for item in output:
+            if type(item) is not dict or item.get("type") != "reasoning":
+                continue
+            key, encrypted = item.get("id"), item.get("encrypted_content")
+            if self._items.get(key) == "reasoning" and type(encrypted) is str and encrypted:
+                self._parts.reasoning_done(key, encrypted_content=encrypted, summary=None)
 
     def _usage(self, usage: Any) -> str:
         if type(usage) is not dict:
@@ -271,16 +300,26 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
         except IncompleteToolCallError as exc:
             return self._malformed(str(exc))
         self._done = True
+        if self._refusal:
+            message = message.model_copy(update={"refusal": "".join(self._refusal)})
         raw = self._finish_reason
-        if raw == "completed":
-            finish: FinishReason = "tool_calls" if message.tool_calls else "stop"
+        if raw != "completed":
+            finish: FinishReason = self.finish_reasons.get(raw, "other")
+        elif message.tool_calls:
+            finish = "tool_calls"
         else:
-            finish = self.finish_reasons.get(raw, "other")
+            finish = "refusal" if message.refusal else "stop"
         return [
             TurnEnd(
                 finish_reason=finish,
                 provider_finish_reason=raw,
-                usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+                usage=Usage(
+                    input_tokens=self._input_tokens,
+                    cache_read_tokens=self._cache_read_tokens,
+                    cache_write_tokens=self._cache_write_tokens,
+                    output_tokens=self._output_tokens,
+                    reasoning_tokens=self._reasoning_tokens,
+                ),
             ),
             MessageComplete(message=message),
         ]

@@ -45,8 +45,11 @@ class SummaryText(TypedDict):
 
 
 class ReasoningItem(TypedDict):
-    """`ResponseReasoningItemParam`, sent back as received (with `store: false` the
-    encrypted content is what lets the server restore the reasoning)."""
+    """`ResponseReasoningItemParam`, sent back as received.
+
+    With `store: false` the encrypted content is what lets the server restore
+    the reasoning.
+    """
 
     type: Literal["reasoning"]
     id: str

@@ -24,7 +24,11 @@ TERMINATED = {
 
 
 def test_protocols_names() -> None:
-    assert sorted(PROTOCOLS) == ["anthropic_messages", "openai_chat_completions", "openai_responses"]
+    assert sorted(PROTOCOLS) == [
+        "anthropic_messages",
+        "openai_chat_completions",
+        "openai_responses",
+    ]
     assert all(protocol.name == name for name, protocol in PROTOCOLS.items())
 
 
