@@ -216,3 +216,20 @@ async def test_own_nav_as_tool_binary_is_pointed_out(env) -> None:
     assert err.count("nav-agent's own `nav`") == 1 and "NAV_AGENT_CLI" in err
     assert "✗ sandbox_list" in err  # our nav has no `sandbox list`
     assert stdout.decode().count("\n") == 1
+
+
+def test_demo_on_responses_carries_reasoning_across_the_tool_loop(env) -> None:
+    result = run_nav(
+        "agent",
+        "--demo",
+        "--demo-provider",
+        "openai-responses",
+        "-p",
+        "list my sandboxes, then show the logs of the second one",
+        env=env,
+    )
+    # Three model calls; the second and third could only be accepted by the
+    # simulator with the earlier encrypted reasoning items sent back intact.
+    assert "3 model calls" in result.stderr, result.stderr
+    assert "I will call sandbox_logs" in result.stderr  # a reasoning summary, shown as thinking
+    assert "gpu-trainer" in result.stdout and "ImagePullBackOff" in result.stdout
