@@ -267,7 +267,7 @@ def responses_stream(events: int, rng: random.Random) -> bytes:
     out.append(ev("response.content_part.done", **at, part=part))
     message = {**item, "status": "completed", "content": [part]}
     out.append(ev("response.output_item.done", output_index=1, item=message))
-    output = [reasoning, message]
+    output: list[dict[str, Any]] = [reasoning, message]
     for call in range(2):
         fc = f"fc_{call}050471a34b36ae60068c97bf19d9c819590eaf42c0edc104"
         call_item = {
