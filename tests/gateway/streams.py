@@ -43,12 +43,12 @@ def random_chunks(body: bytes, *, seed: int, max_size: int = 7) -> list[bytes]:
     return chunks
 
 
-def translate(provider: str, chunks: list[bytes] | bytes) -> list[StreamEvent]:
+def translate(provider: str, chunks: list[bytes] | bytes, *, origin: str = "") -> list[StreamEvent]:
     """Decode and translate a body the way the gateway will, and check the stream contract."""
     if isinstance(chunks, bytes):
         chunks = [chunks]
     decoder = SSEDecoder()
-    translator = PROTOCOLS[PROTOCOL_OF[provider]].new_translator()
+    translator = PROTOCOLS[PROTOCOL_OF[provider]].new_translator(origin=origin)
     events: list[StreamEvent] = []
     for chunk in chunks:
         for sse in decoder.feed(chunk):
