@@ -29,6 +29,7 @@ accumulation on the same chunks, and within 2x of the floor at 2,000 events.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import time
@@ -178,7 +179,7 @@ def responses_stream(events: int, rng: random.Random) -> bytes:
     As on the real wire, each event carries its `sequence_number`, deltas carry
     `obfuscation` padding, and `response.completed` repeats the whole output.
     """
-    seq = iter(range(events + 100))
+    seq = itertools.count()
 
     def ev(kind: str, **fields: Any) -> str:
         return _sse({"type": kind, "sequence_number": next(seq), **fields}, kind)

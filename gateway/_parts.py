@@ -32,6 +32,7 @@ __all__ = ["IncompleteToolCallError", "PartsAccumulator"]
 # validator directly still validates, but skips the BaseModel.__init__ frame
 # (about a third of the construction cost; see bench/translators.py).
 _text_delta = TextDelta.__pydantic_validator__.validate_python
+_thinking_delta = ThinkingDelta.__pydantic_validator__.validate_python
 
 
 class IncompleteToolCallError(ValueError):
@@ -130,7 +131,7 @@ class PartsAccumulator:
         if not events:
             return None
         part.text.append(events)
-        return ThinkingDelta(text=events)
+        return _thinking_delta({"text": events})  # type: ignore[no-any-return]
 
     def reasoning_done(
         self, key: Hashable, *, encrypted_content: str, summary: list[str] | None
