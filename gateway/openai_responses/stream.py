@@ -189,7 +189,7 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
                 return events
         if item_type == "function_call":
             arguments = item.get("arguments")
-            if type(arguments) is str:
+            if type(arguments) is str and arguments:  # never erase streamed fragments
                 self._parts.set_tool_call_arguments(key, arguments)
         elif item_type == "reasoning":
             encrypted = item.get("encrypted_content")

@@ -184,3 +184,21 @@ def test_incomplete_keeps_the_cut_call_and_finishes_with_length() -> None:
         "length",
         "max_output_tokens",
     )
+
+
+def test_a_final_item_without_arguments_keeps_the_streamed_ones() -> None:
+    call = {"id": "fc", "type": "function_call", "call_id": "call_1", "name": "x"}
+    body = sse(
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**call, "arguments": ""},
+        },
+        {"type": "response.function_call_arguments.delta", "item_id": "fc", "delta": '{"a": 1}'},
+        {"type": "response.output_item.done", "output_index": 0, "item": {**call, "arguments": ""}},
+        completed(),
+    )
+    events, _ = run([body])
+    final = events[-1]
+    assert isinstance(final, MessageComplete)
+    assert final.message.tool_calls[0].arguments == '{"a": 1}'
