@@ -3,8 +3,8 @@
 Each line of input is one message; nothing is printed but the answers (or,
 with `--json`, the event stream) on stdout, so scripts can use the output as
 is. Tool traces and errors go to stderr. The exit status is 0 when every turn
-ended with an answer and 1 when any failed (error, timeout, iteration limit);
-later lines are still answered after a failure.
+ended with an answer and 1 when any did not (error, timeout, iteration limit,
+refusal, pause); later lines are still answered after a failure.
 """
 
 from __future__ import annotations

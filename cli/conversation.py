@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from navagent.core.agent import Agent, ConversationRecorder
 from navagent.core.agent_events import TurnFinished
+from navagent.core.events import Usage
 from navagent.core.messages import Message
 from navagent.core.sessions import SessionInfo, SessionRecorder, SessionStore
 
@@ -39,8 +40,8 @@ class _LazyRecorder:
             self._recorder = self._store.recorder(self.session.id)
         return self._recorder
 
-    def record_message(self, message: Message) -> None:
-        self._target().record_message(message)
+    def record_message(self, message: Message, usage: Usage | None = None) -> None:
+        self._target().record_message(message, usage)
 
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         self._target().record_compaction(summary, kept)

@@ -32,11 +32,13 @@ from navagent.core.agent_events import (
 )
 from navagent.core.events import (
     MessageComplete,
+    RefusalDelta,
     StreamError,
     TextDelta,
     ThinkingDelta,
     ToolCallStart,
     TurnEnd,
+    Usage,
 )
 from navagent.core.messages import (
     AssistantMessage,
@@ -55,6 +57,7 @@ __all__ = [
     "format_arguments",
     "format_messages",
     "format_outcome",
+    "format_usage",
 ]
 
 INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
@@ -62,7 +65,33 @@ INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
 _ARGUMENT_CHARS = 200
 _RESULT_PREVIEW_CHARS = 100
 
-_Stream = Literal["text", "thinking"]
+_Stream = Literal["text", "refusal", "thinking"]
+_STREAM_OF: dict[str, _Stream] = {
+    "text_delta": "text",
+    "refusal_delta": "refusal",
+    "thinking_delta": "thinking",
+}
+REFUSAL_STYLE = "yellow"
+"""A refusal goes to stdout like an answer, but never looks like one."""
+
+
+def format_usage(usage: Usage) -> str:
+    """Token counts in one line: `1,200 tokens in (1,024 cached) · 30 out`.
+
+    The cache and reasoning counts are parts of the totals (see `Usage`), shown
+    only when there are any.
+    """
+    cache = [
+        f"{count:,} {label}"
+        for count, label in (
+            (usage.cache_read_tokens, "cached"),
+            (usage.cache_write_tokens, "written to cache"),
+        )
+        if count
+    ]
+    inputs = f"{usage.input_tokens:,} tokens in" + (f" ({', '.join(cache)})" if cache else "")
+    reasoning = f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else ""
+    return f"{inputs} · {usage.output_tokens:,} out{reasoning}"
 
 
 def format_arguments(call: ToolCall) -> str:
@@ -128,6 +157,9 @@ def format_messages(messages: Sequence[Message]) -> Text:
             case AssistantMessage():
                 if message.content:
                     text.append("agent: ", style="bold green").append(message.content + "\n")
+                if message.refusal:
+                    text.append("agent (refused): ", style=f"bold {REFUSAL_STYLE}")
+                    text.append(message.refusal + "\n", style=REFUSAL_STYLE)
                 for call in message.tool_calls:
                     text.append(f"  → {call.name} {format_arguments(call)}".rstrip() + "\n", "dim")
             case ToolResultMessage():
@@ -165,15 +197,14 @@ class TerminalRenderer:
         )
         self._live: Live | None = None
         self._open: _Stream | None = None
-        self._input_tokens = 0
-        self._output_tokens = 0
+        self._usage = Usage()
         self._running_tools = 0
 
     # --- turn lifecycle -----------------------------------------------------
 
     def begin_turn(self) -> None:
         """Reset the per-turn counters and show the spinner until the first token."""
-        self._input_tokens = self._output_tokens = 0
+        self._usage = Usage()
         self._running_tools = 0
         self._open = None
         self._spin("thinking…")
@@ -207,15 +238,12 @@ class TerminalRenderer:
     def __call__(self, event: AgentEvent) -> None:
         """Draw one event; called by the agent loop, in order."""
         match event:
-            case TextDelta():
-                self._write("text", event.text)
-            case ThinkingDelta():
-                self._write("thinking", event.text)
+            case TextDelta() | RefusalDelta() | ThinkingDelta():
+                self._write(_STREAM_OF[event.kind], event.text)
             case ToolCallStart():
                 self._spin(f"preparing {event.name}…")
             case TurnEnd():
-                self._input_tokens += event.usage.input_tokens
-                self._output_tokens += event.usage.output_tokens
+                self._usage += event.usage
             case MessageComplete():
                 self._close_stream()
             case StreamError():
@@ -254,21 +282,16 @@ class TerminalRenderer:
         match event.reason:
             case "error" | "timeout":
                 self.err.print(Text(f"error: {event.message}", style="bold red"))
-            case "iteration_limit":
+            case "iteration_limit" | "refused" | "paused":
                 self.err.print(Text(event.message, style="yellow"))
             case "cancelled":
                 self.err.print(Text(INTERRUPTED_NOTE, style="yellow"))
             case "answered":
                 if event.message:
                     self.err.print(Text(event.message, style="yellow"))
-        if self._input_tokens or self._output_tokens:
+        if self._usage.input_tokens or self._usage.output_tokens:
             calls = f"{event.iterations} model calls · " if event.iterations > 1 else ""
-            self.err.print(
-                Text(
-                    f"{calls}{self._input_tokens:,} tokens in · {self._output_tokens:,} out",
-                    style="dim",
-                )
-            )
+            self.err.print(Text(f"{calls}{format_usage(self._usage)}", style="dim"))
 
     # --- drawing ------------------------------------------------------------
 
@@ -281,11 +304,13 @@ class TerminalRenderer:
             self._open = stream
         if stream == "text":
             self.out.out(text, end="", highlight=False)
+        elif stream == "refusal":
+            self.out.out(text, end="", style=REFUSAL_STYLE, highlight=False)
         else:
             self.err.out(text, end="", style="dim italic", highlight=False)
 
     def _close_stream(self) -> None:
-        if self._open == "text":
+        if self._open in ("text", "refusal"):
             self.out.out("", highlight=False)
         elif self._open == "thinking":
             self.err.out("", highlight=False)

@@ -16,12 +16,17 @@ __all__ = ["sessions_table", "show_sessions"]
 
 
 def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
-    """One row per session: name or id, cluster, last activity, size, first message."""
+    """One row per session: name or id, cluster, last activity, size, cost, first message.
+
+    Tokens are the input tokens of every completion, with the share read from
+    the provider's prompt cache (the same meaning on every provider).
+    """
     table = Table(box=None, header_style="bold", padding=(0, 2))
     table.add_column("session")
     table.add_column("cluster")
     table.add_column("last active (UTC)")
     table.add_column("messages", justify="right")
+    table.add_column("tokens in (% cached)", justify="right")
     table.add_column("first message", overflow="ellipsis", no_wrap=True)
     for summary in sessions:
         table.add_row(
@@ -29,9 +34,21 @@ def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
             summary.cluster,
             summary.updated_at.strftime("%Y-%m-%d %H:%M"),
             str(summary.message_count),
+            _tokens(summary),
             summary.preview,
         )
     return table
+
+
+def _tokens(summary: SessionSummary) -> str:
+    """Input tokens with the share read from the cache, compact: `2.8k (46%)`."""
+    usage = summary.usage
+    if not usage.input_tokens:
+        return "-"
+    count = usage.input_tokens
+    shown = f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+    share = usage.cache_read_tokens * 100 // count
+    return f"{shown} ({share}%)" if share else shown
 
 
 def show_sessions(*, json_output: bool, limit: int) -> int:

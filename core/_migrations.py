@@ -53,7 +53,15 @@ def m002_entries(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX entries_by_kind ON entries (session_id, kind, seq)")
 
 
-MIGRATIONS: tuple[Migration, ...] = (m001_sessions, m002_entries)
+def m003_entry_usage(db: sqlite3.Connection) -> None:
+    """What each completion cost: a `Usage` as JSON on assistant message entries.
+
+    NULL for every other entry and for entries written before this migration.
+    """
+    db.execute("ALTER TABLE entries ADD COLUMN usage TEXT")
+
+
+MIGRATIONS: tuple[Migration, ...] = (m001_sessions, m002_entries, m003_entry_usage)
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

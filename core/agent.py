@@ -46,7 +46,14 @@ from navagent.core.compaction import (
     summary_message,
 )
 from navagent.core.errors import ChatFailedError, NavAgentError
-from navagent.core.events import ChatError, MessageComplete, StreamError, TextDelta
+from navagent.core.events import (
+    ChatError,
+    MessageComplete,
+    StreamError,
+    TextDelta,
+    TurnEnd,
+    Usage,
+)
 from navagent.core.history import validate_history
 from navagent.core.messages import (
     DEFAULT_ROUTING_HINT,
@@ -65,6 +72,8 @@ __all__ = [
     "CANCELLED_RESULT",
     "DEFAULT_MAX_ITERATIONS",
     "INTERRUPTED_MARK",
+    "PAUSED_NOTE",
+    "REFUSED_NOTE",
     "Agent",
     "AgentBusyError",
     "ConversationRecorder",
@@ -76,6 +85,13 @@ INTERRUPTED_MARK = "\n\n[interrupted by the user]"
 """Appended to the partial text of a completion cancelled while streaming."""
 CANCELLED_RESULT = "cancelled: the user interrupted the turn before this tool finished"
 """The result of a tool call that was still running when its turn was cancelled."""
+REFUSED_NOTE = "the model declined to answer this request"
+"""The turn's closing note when the model refused."""
+PAUSED_NOTE = (
+    "the provider paused this turn (pause_turn), which only its server-side tools do and this"
+    " agent offers none; what the model said so far is kept, send another message to continue"
+)
+"""The turn's closing note for a `pause_turn` finish."""
 
 
 class ConversationRecorder(Protocol):
@@ -86,8 +102,11 @@ class ConversationRecorder(Protocol):
     order; loading puts them back in call order (`repair_history`).
     """
 
-    def record_message(self, message: Message) -> None:
-        """Persist one message the moment it becomes part of the conversation."""
+    def record_message(self, message: Message, usage: Usage | None = None) -> None:
+        """Persist one message the moment it becomes part of the conversation.
+
+        `usage` is what the completion that produced an assistant message cost.
+        """
         ...
 
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
@@ -197,14 +216,14 @@ class Agent:
                         # One failed attempt per turn is enough noise.
                         compaction_allowed = await self._maybe_compact(self._compaction)
                     iterations += 1
-                    result = await self._complete()
-                    if isinstance(result, ChatError):
-                        self._fail(result, iterations)
+                    completed = await self._complete()
+                    if isinstance(completed, ChatError):
+                        self._fail(completed, iterations)
+                    result, end = completed
                     if not result.is_empty:
-                        self._append(result)
+                        self._append(result, usage=end.usage if end is not None else None)
                     if not result.tool_calls:
-                        note = "" if result.content else "the model returned an empty answer"
-                        return self._finish("answered", note, iterations)
+                        return self._finish_without_calls(result, end, iterations)
                     await self._run_tools(result.tool_calls)
                 return self._finish(
                     "iteration_limit",
@@ -231,7 +250,7 @@ class Agent:
 
     # --- completion ---------------------------------------------------------
 
-    async def _complete(self) -> AssistantMessage | ChatError:
+    async def _complete(self) -> tuple[AssistantMessage, TurnEnd | None] | ChatError:
         request = ChatRequest(
             messages=self.request_messages,
             tools=self._tools,
@@ -239,6 +258,7 @@ class Agent:
             max_tokens=self._max_tokens,
         )
         streamed: list[str] = []
+        end: TurnEnd | None = None
         try:
             async with open_stream(self._client, request) as events:
                 async for event in events:
@@ -246,8 +266,10 @@ class Agent:
                     match event:
                         case TextDelta():
                             streamed.append(event.text)
+                        case TurnEnd():
+                            end = event
                         case MessageComplete():
-                            return event.message
+                            return event.message, end
                         case StreamError():
                             return event.error
                         case _:
@@ -265,6 +287,18 @@ class Agent:
             TurnFinished(reason=reason, message=error.message, iterations=iterations, error=error)
         )
         raise ChatFailedError(error)
+
+    def _finish_without_calls(
+        self, result: AssistantMessage, end: TurnEnd | None, iterations: int
+    ) -> TurnFinished:
+        """End a turn whose last completion asked for no tools."""
+        finish = end.finish_reason if end is not None else "stop"
+        if finish == "pause_turn":
+            return self._finish("paused", PAUSED_NOTE, iterations)
+        if result.refusal or finish == "refusal":
+            return self._finish("refused", REFUSED_NOTE, iterations)
+        note = "" if result.content else "the model returned an empty answer"
+        return self._finish("answered", note, iterations)
 
     def _finish(self, reason: TurnFinishReason, message: str, iterations: int) -> TurnFinished:
         event = TurnFinished(reason=reason, message=message, iterations=iterations)
@@ -363,13 +397,13 @@ class Agent:
         finally:
             self._busy = False
 
-    def _append(self, message: Message) -> None:
+    def _append(self, message: Message, *, usage: Usage | None = None) -> None:
         self._history.append(message)
-        self._record(message)
+        self._record(message, usage=usage)
 
-    def _record(self, message: Message) -> None:
+    def _record(self, message: Message, *, usage: Usage | None = None) -> None:
         if self._recorder is not None:
-            self._persist(lambda recorder: recorder.record_message(message))
+            self._persist(lambda recorder: recorder.record_message(message, usage))
 
     def _persist(self, write: _Write) -> None:
         """Run one recorder write; on failure warn once and stop recording.

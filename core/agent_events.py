@@ -39,10 +39,14 @@ __all__ = [
     "TurnFinishReason",
 ]
 
-TurnFinishReason = Literal["answered", "iteration_limit", "error", "timeout", "cancelled"]
-"""Why a turn ended: the model answered without tool calls, the per-turn
-iteration limit was hit, a completion failed, a completion timed out, or the
-user cancelled the turn."""
+TurnFinishReason = Literal[
+    "answered", "refused", "paused", "iteration_limit", "error", "timeout", "cancelled"
+]
+"""Why a turn ended: the model answered without tool calls, the model declined
+to answer (a refusal), the provider paused the turn (`pause_turn`, which only
+server-side tools cause; this agent has none), the per-turn iteration limit
+was hit, a completion failed, a completion timed out, or the user cancelled
+the turn."""
 
 
 class ToolStarted(FrozenModel):

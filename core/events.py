@@ -105,6 +105,16 @@ class Usage(FrozenModel):
     reasoning_tokens: int = 0
     """Of `output_tokens`, those spent on (possibly hidden) reasoning."""
 
+    def __add__(self, other: Usage) -> Usage:
+        """The counts of two completions together (a turn, a session)."""
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
 
 class TurnEnd(FrozenModel):
     """Why the model stopped and what it cost; sent just before `MessageComplete`."""

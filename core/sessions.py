@@ -35,6 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 from navagent.core._migrations import migrate
 from navagent.core.compaction import summary_message
 from navagent.core.errors import NavAgentError
+from navagent.core.events import Usage
 from navagent.core.history import repair_history
 from navagent.core.messages import FrozenModel, Message, UserMessage
 
@@ -98,6 +99,8 @@ class SessionSummary(SessionInfo):
     """Messages in the full log (before any compaction)."""
     preview: str
     """The first user message, on one line and cut to a few words."""
+    usage: Usage = Usage()
+    """What every completion of the session cost together (same meaning on every provider)."""
 
 
 def default_db_path(state_dir: Path | str | None = None) -> Path:
@@ -228,23 +231,35 @@ class SessionStore:
     def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
         """Sessions, most recently active first, with counts and a preview."""
         rows = self._db.execute(
-            """
+            f"""
             SELECT s.id, s.name, s.cluster, s.created_at, s.updated_at,
                 (SELECT COUNT(*) FROM entries e
                     WHERE e.session_id = s.id AND e.kind = 'message'),
                 (SELECT e.body FROM entries e
                     WHERE e.session_id = s.id AND e.kind = 'message' AND e.role = 'user'
-                    ORDER BY e.seq LIMIT 1)
+                    ORDER BY e.seq LIMIT 1),
+                {_USAGE_SUMS}
             FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?
             """,
             (-1 if limit is None else limit,),
         ).fetchall()
         return [
             SessionSummary(
-                **self._info_fields(row[:5]), message_count=row[5], preview=_preview(row[6])
+                **self._info_fields(row[:5]),
+                message_count=row[5],
+                preview=_preview(row[6]),
+                usage=Usage(**dict(zip(_USAGE_FIELDS, row[7:], strict=True))),
             )
             for row in rows
         ]
+
+    def usage(self, session_id: str) -> Usage:
+        """What the session's completions cost together (`Usage()` before any)."""
+        self._info(session_id)
+        row = self._db.execute(
+            f"SELECT {_USAGE_SUMS} FROM sessions s WHERE s.id = ?", (session_id,)
+        ).fetchone()
+        return Usage(**dict(zip(_USAGE_FIELDS, row, strict=True)))
 
     # --- history ------------------------------------------------------------
 
@@ -285,16 +300,21 @@ class SessionStore:
         )
 
     def _append(
-        self, session_id: str, kind: Literal["message", "compaction"], role: str, body: str
+        self,
+        session_id: str,
+        kind: Literal["message", "compaction"],
+        role: str,
+        body: str,
+        usage: str | None = None,
     ) -> None:
         now = self._now()
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.execute(
-                "INSERT INTO entries (session_id, seq, kind, role, body, created_at)"
-                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM entries"
+                "INSERT INTO entries (session_id, seq, kind, role, body, created_at, usage)"
+                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ? FROM entries"
                 " WHERE session_id = ?",
-                (session_id, kind, role, body, now, session_id),
+                (session_id, kind, role, body, now, usage, session_id),
             )
             self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
         except BaseException:
@@ -342,9 +362,15 @@ class SessionRecorder:
         self._store = store
         self.session_id = session_id
 
-    def record_message(self, message: Message) -> None:
-        """Append one message to the log (one transaction)."""
-        self._store._append(self.session_id, "message", message.role, message.model_dump_json())
+    def record_message(self, message: Message, usage: Usage | None = None) -> None:
+        """Append one message, and what its completion cost, to the log (one transaction)."""
+        self._store._append(
+            self.session_id,
+            "message",
+            message.role,
+            message.model_dump_json(),
+            usage.model_dump_json() if usage is not None else None,
+        )
 
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         """Record that the active context is now the summary plus `kept`."""
@@ -352,6 +378,15 @@ class SessionRecorder:
             {"summary": summary, "kept": [message.model_dump(mode="json") for message in kept]}
         )
         self._store._append(self.session_id, "compaction", "", body)
+
+
+_USAGE_FIELDS = tuple(Usage.model_fields)
+_USAGE_SUMS = ", ".join(
+    f"(SELECT COALESCE(SUM(json_extract(e.usage, '$.{field}')), 0) FROM entries e"
+    " WHERE e.session_id = s.id AND e.usage IS NOT NULL)"
+    for field in _USAGE_FIELDS
+)
+"""SQL columns: each `Usage` field summed over a session's entries (`s` is the session)."""
 
 
 def _message_from_body(body: str, *, session_id: str, seq: int) -> Message:

@@ -8,7 +8,8 @@ finished `AssistantMessage` looks like:
 
 - text is every text piece, in arrival order, concatenated (Anthropic may send
   several text blocks; the neutral message has one `content`, which is what
-  the anthropic SDK's `get_final_text()` returns too);
+  the anthropic SDK's `get_final_text()` returns too); refusal pieces are
+  concatenated the same way into `refusal`, apart from the text;
 - tool calls are in order of first appearance; `ToolCallStart.index` is the
   position in that list, never the vendor's index;
 - the first non-empty `id`/`name` fragment of a call wins (OpenAI sends them
@@ -23,7 +24,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Hashable
 
-from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart
+from navagent.core.events import RefusalDelta, TextDelta, ThinkingDelta, ToolCallStart
 from navagent.core.messages import AssistantMessage, ThinkingPart, ToolCall
 
 __all__ = ["IncompleteToolCallError", "PartsAccumulator"]
@@ -74,10 +75,18 @@ class _ThinkingState:
 class PartsAccumulator:
     """Mutable state of one streamed assistant message; one per response."""
 
-    __slots__ = ("_calls", "_calls_by_key", "_text", "_thinking", "_thinking_by_key")
+    __slots__ = (
+        "_calls",
+        "_calls_by_key",
+        "_refusal",
+        "_text",
+        "_thinking",
+        "_thinking_by_key",
+    )
 
     def __init__(self) -> None:
         self._text: list[str] = []
+        self._refusal: list[str] = []
         self._calls: list[_ToolCallState] = []
         self._calls_by_key: dict[Hashable, _ToolCallState] = {}
         self._thinking: list[_ThinkingState] = []
@@ -89,6 +98,16 @@ class PartsAccumulator:
         """Record a visible text piece and return its delta event."""
         self._text.append(text)
         return _text_delta({"text": text})  # type: ignore[no-any-return]
+
+    def refusal(self, text: str) -> RefusalDelta:
+        """Record a piece of a refusal and return its delta event."""
+        self._refusal.append(text)
+        return RefusalDelta(text=text)
+
+    @property
+    def has_refusal(self) -> bool:
+        """True once any refusal text arrived."""
+        return bool(self._refusal)
 
     # --- thinking --------------------------------------------------------
 
@@ -233,4 +252,5 @@ class PartsAccumulator:
                 )
                 for part in self._thinking
             ),
+            refusal="".join(self._refusal),
         )

@@ -37,7 +37,7 @@ class BaseStreamTranslator:
     finish_reasons: ClassVar[dict[str, FinishReason]]
     """Provider finish reason -> neutral one; anything else is "other"."""
 
-    __slots__ = ("_done", "_finish_reason", "_input_tokens", "_origin", "_output_tokens", "_parts")
+    __slots__ = ("_done", "_finish_reason", "_origin", "_parts", "_token_usage")
 
     def __init__(self, *, origin: str = "") -> None:
         """`origin`: the route this stream comes from (`ThinkingPart.origin`)."""
@@ -45,8 +45,8 @@ class BaseStreamTranslator:
         self._parts = PartsAccumulator()
         self._done = False
         self._finish_reason = ""
-        self._input_tokens = 0
-        self._output_tokens = 0
+        self._token_usage = Usage()
+        """Neutral counts so far (see `Usage`); subclasses replace it as usage arrives."""
 
     @property
     def done(self) -> bool:
@@ -81,9 +81,13 @@ class BaseStreamTranslator:
         raw = self._finish_reason
         return [
             TurnEnd(
-                finish_reason=self.finish_reasons.get(raw, "other"),
+                finish_reason=self._neutral_finish_reason(raw),
                 provider_finish_reason=raw,
-                usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+                usage=self._token_usage,
             ),
             MessageComplete(message=message),
         ]
+
+    def _neutral_finish_reason(self, raw: str) -> FinishReason:
+        """Map the provider's finish reason; anything unknown is "other"."""
+        return self.finish_reasons.get(raw, "other")

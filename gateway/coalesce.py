@@ -2,17 +2,19 @@
 
 When a provider's tokens arrive faster than we forward them, one read holds
 many SSE events. Forwarding each as its own gRPC message costs far more than
-the translation itself, so the gateway sends adjacent text (and thinking)
-deltas of one read as a single delta. Nothing waits: a read's events go out as
+the translation itself, so the gateway sends adjacent text (and thinking, and
+refusal) deltas of one read as a single delta. Nothing waits: a read's events go out as
 soon as it is translated, and with a provider pacing its tokens every read
 holds one delta and nothing changes. Concatenated, the text is identical.
 """
 
 from __future__ import annotations
 
-from navagent.core.events import StreamEvent, TextDelta, ThinkingDelta
+from navagent.core.events import RefusalDelta, StreamEvent, TextDelta, ThinkingDelta
 
 __all__ = ["coalesce_deltas"]
+
+_Delta = TextDelta | ThinkingDelta | RefusalDelta
 
 
 def coalesce_deltas(events: list[StreamEvent]) -> list[StreamEvent]:
@@ -21,9 +23,9 @@ def coalesce_deltas(events: list[StreamEvent]) -> list[StreamEvent]:
         return events
     merged: list[StreamEvent] = []
     run: list[str] = []
-    run_kind: type[TextDelta] | type[ThinkingDelta] | None = None
+    run_kind: type[_Delta] | None = None
     for event in events:
-        if isinstance(event, TextDelta | ThinkingDelta):
+        if isinstance(event, _Delta):
             kind = type(event)
             if kind is not run_kind:
                 _flush(merged, run, run_kind)
@@ -40,7 +42,7 @@ def coalesce_deltas(events: list[StreamEvent]) -> list[StreamEvent]:
 def _flush(
     merged: list[StreamEvent],
     run: list[str],
-    kind: type[TextDelta] | type[ThinkingDelta] | None,
+    kind: type[_Delta] | None,
 ) -> None:
     if kind is None or not run:
         return

@@ -18,16 +18,14 @@ from dataclasses import dataclass, field
 import grpc
 
 from navagent.core._proto import chat_pb2 as pb
-from navagent.core.convert import event_to_proto, request_from_proto
+from navagent.core.convert import event_to_fixed_proto, event_to_proto, request_from_proto
 from navagent.core.errors import InvalidMessageError
 from navagent.core.events import (
+    CONTENT_EVENTS,
     ChatError,
     MessageComplete,
     StreamError,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallStart,
     TurnEnd,
 )
 from navagent.core.messages import ChatRequest
@@ -37,8 +35,7 @@ from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 __all__ = ["SERVICE_NAME", "ChatService", "chat_rpc_handler"]
 
 SERVICE_NAME = "navigator.chat.v1.Chat"
-_EXTENSION_EVENTS = (ThinkingDelta, ToolCallStart, TurnEnd)
-_CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart)
+_CONTENT_EVENTS = CONTENT_EVENTS
 
 log = logging.getLogger("navagent.gateway")
 
@@ -177,8 +174,10 @@ class ChatService:
                 pending.clear()
                 for event in events:
                     _note(stream_log, event)
-                    if extended or not isinstance(event, _EXTENSION_EVENTS):
-                        await context.write(event_to_proto(event))
+                    # Fixed-schema clients get no extension events, refusals as text.
+                    encoded = event_to_proto(event) if extended else event_to_fixed_proto(event)
+                    if encoded is not None:
+                        await context.write(encoded)
             await reader  # re-raises what ended the reader early (NoRouteError)
         finally:
             if not reader.done():

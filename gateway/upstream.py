@@ -23,12 +23,10 @@ from dataclasses import dataclass
 import httpx
 
 from navagent.core.events import (
+    CONTENT_EVENTS,
     ChatError,
     StreamError,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallStart,
 )
 from navagent.core.messages import ChatRequest
 from navagent.gateway.coalesce import coalesce_deltas
@@ -39,7 +37,7 @@ from navagent.gateway.sse import SSEDecoder
 __all__ = ["Timeouts", "Upstream", "UpstreamFailure", "parse_retry_after"]
 
 _ERROR_BODY_LIMIT = 64 * 1024
-_CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart)
+_CONTENT_EVENTS = CONTENT_EVENTS
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,13 @@ def check_turn(spec: Turn, turn: TranscriptTurn, *, provider: Provider, number: 
                 if wanted
                 else f"unexpected reasoning from {provider}"
             )
+    if expect.cached is not None:
+        wanted = provider in expect.cached
+        read = turn.usage.cache_read_tokens
+        if wanted and not (read and "cached" in turn.usage_line):
+            problems.append(f"expected {provider} to report tokens read from the prompt cache")
+        elif not wanted and read:
+            problems.append(f"unexpected prompt-cache reads ({read:,} tokens) from {provider}")
     if turn.confirmations_asked != len(spec.confirm):
         problems.append(
             f"`confirm` gives {len(spec.confirm)} answer(s), but the agent asked"

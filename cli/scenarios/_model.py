@@ -180,6 +180,9 @@ class TurnExpect(ScenarioModel):
     """True: the context was compacted during this turn; False: it was not."""
     thinking: tuple[Provider, ...] | None = None
     """Providers whose replay must stream reasoning in this turn; the others must not."""
+    cached: tuple[Provider, ...] | None = None
+    """Providers whose recorded usage must show prompt-cache reads in this turn (tokens
+    read from the cache, also in the REPL's usage line); the others must not."""
 
 
 class Turn(ScenarioModel):

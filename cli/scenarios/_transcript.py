@@ -4,7 +4,7 @@ The transcript is built from the agent's own events (the same ones the REPL
 renders) and the confirmation questions it asked. It is what expectations
 are checked against and what the tests snapshot: user turns, tool calls with
 their arguments and outcomes, thinking, compaction, the assistant's texts,
-and how each turn ended.
+how each turn ended and what it cost (usage, with the REPL's usage line).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from navagent.cli.render import format_usage
 from navagent.core.agent_events import (
     AgentEvent,
     ContextCompacted,
@@ -22,7 +23,7 @@ from navagent.core.agent_events import (
     TurnFinished,
     TurnFinishReason,
 )
-from navagent.core.events import ErrorCode, MessageComplete, ThinkingDelta
+from navagent.core.events import ErrorCode, MessageComplete, ThinkingDelta, TurnEnd, Usage
 from navagent.core.messages import FrozenModel, ToolCall
 from navagent.core.tools import ToolStatus
 
@@ -100,6 +101,10 @@ class TranscriptTurn(FrozenModel):
     """The text of the message that ended the turn."""
     error: TurnError | None = None
     confirmations_asked: int = 0
+    usage: Usage = Usage()
+    """What the turn's completions cost together, as the providers reported it."""
+    usage_line: str = ""
+    """The REPL's usage line for the turn (empty when nothing was reported)."""
 
     @property
     def tools(self) -> tuple[ToolStep, ...]:
@@ -146,6 +151,7 @@ class TranscriptBuilder:
         self._tool_positions: dict[str, int] = {}
         self._thinking: list[str] = []
         self._last_text = ""
+        self._usage = Usage()
 
     def start_turn(self, user: str, *, resumed: bool) -> None:
         """Begin recording the turn for `user`'s message."""
@@ -155,6 +161,7 @@ class TranscriptBuilder:
         self._tool_positions = {}
         self._thinking = []
         self._last_text = ""
+        self._usage = Usage()
 
     def note_confirmation(self, call: ToolCall, answer: bool) -> None:
         """Record the answer the scenario gave when `call` asked for confirmation."""
@@ -169,6 +176,8 @@ class TranscriptBuilder:
         match event:
             case ThinkingDelta():
                 self._thinking.append(event.text)
+            case TurnEnd():
+                self._usage += event.usage
             case MessageComplete():
                 self._flush_thinking(event)
                 self._last_text = event.message.content
@@ -214,7 +223,13 @@ class TranscriptBuilder:
     def end_turn(self) -> None:
         """Close the current turn (also done by `start_turn` and `transcript`)."""
         if self._current is not None:
-            self._turns.append(TranscriptTurn(**self._current, steps=tuple(self._steps)))
+            usage = self._usage
+            line = format_usage(usage) if usage.input_tokens or usage.output_tokens else ""
+            self._turns.append(
+                TranscriptTurn(
+                    **self._current, steps=tuple(self._steps), usage=usage, usage_line=line
+                )
+            )
             self._current = None
 
     def transcript(self) -> Transcript:

@@ -6,9 +6,10 @@ conversation is reshaped:
 - every system message is lifted into the top-level `system` string, joined
   with a blank line, in order (not only the last one);
 - assistant turns replay thinking blocks first (with their signatures;
-  redacted ones as `redacted_thinking`), then text, then `tool_use` blocks
-  whose `input` is the parsed arguments (`{}` when they are not a JSON
-  object);
+  redacted ones as `redacted_thinking`), then text, then a refusal as text
+  (the Messages API has no refusal field; the model should see what it
+  said), then `tool_use` blocks whose `input` is the parsed arguments (`{}`
+  when they are not a JSON object);
 - tool results become `tool_result` blocks in a user turn; consecutive
   results, and a user message right after them, share ONE user turn, because
   roles must alternate. In a merged user turn the tool results come first, as
@@ -16,7 +17,14 @@ conversation is reshaped:
 - text that is empty or only whitespace is never sent as a text block (the
   API rejects it); a message left with no blocks is dropped and its
   neighbours merge;
-- `max_tokens` is required: `DEFAULT_MAX_TOKENS` when the request sets none.
+- `max_tokens` is required: `DEFAULT_MAX_TOKENS` when the request sets none;
+- prompt caching: an agent resends its whole history on every call, so the
+  body marks `cache_control` breakpoints (the API caches the prefix up to each
+  one, in the order tools, system, messages, and bills reads at a tenth):
+  the last tool, the system prompt, and the last block of the last message,
+  a breakpoint that moves forward as the history grows (the API finds the
+  previous request's entry by looking back from it). Three, within the API's
+  limit of four. Thinking blocks cannot carry one.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from navagent.core.messages import (
 from navagent.gateway._types import UpstreamRequest
 from navagent.gateway._urls import api_url
 from navagent.gateway.anthropic.wire import (
+    CacheControl,
     ContentBlockParam,
     RequestBody,
     RequestMessage,
@@ -55,10 +64,12 @@ def build_request(
     request: ChatRequest, /, *, endpoint: str, model: str, api_key: str
 ) -> UpstreamRequest:
     """Build `POST {endpoint}/v1/messages` for `request` (model from the route)."""
+    messages = build_messages(request.messages)
+    _mark_last_block(messages)
     body: RequestBody = {
         "model": model,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-        "messages": build_messages(request.messages),
+        "messages": messages,
         "stream": True,
     }
     system = "\n\n".join(
@@ -67,9 +78,11 @@ def build_request(
         if isinstance(message, SystemMessage) and message.content.strip()
     )
     if system:
-        body["system"] = system
+        body["system"] = [{"type": "text", "text": system, "cache_control": _breakpoint()}]
     if request.tools:
-        body["tools"] = [_tool(tool) for tool in request.tools]
+        tools = [_tool(tool) for tool in request.tools]
+        tools[-1]["cache_control"] = _breakpoint()
+        body["tools"] = tools
     if request.temperature is not None:
         body["temperature"] = request.temperature
     return UpstreamRequest(
@@ -111,6 +124,7 @@ def _turn(
                 block for part in message.thinking if (block := _thinking(part)) is not None
             ]
             blocks += _text_blocks(message.content)
+            blocks += _text_blocks(message.refusal)
             blocks += [_tool_use(call) for call in message.tool_calls]
             return "assistant", blocks
         case ToolResultMessage():
@@ -125,6 +139,23 @@ def _turn(
             return "user", [{"type": "tool_result", "tool_use_id": message.tool_call_id}]
         case _:
             assert_never(message)
+
+
+def _mark_last_block(turns: list[RequestMessage]) -> None:
+    """Put the moving breakpoint on the last block of the last turn that may carry one.
+
+    Text, tool_use and tool_result blocks may; thinking blocks may not.
+    """
+    if not turns:
+        return
+    for block in reversed(turns[-1]["content"]):
+        if block["type"] == "text" or block["type"] == "tool_use" or block["type"] == "tool_result":
+            block["cache_control"] = _breakpoint()
+            return
+
+
+def _breakpoint() -> CacheControl:
+    return {"type": "ephemeral"}
 
 
 def _merge(

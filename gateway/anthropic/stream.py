@@ -13,8 +13,17 @@ Wire facts this encodes (each pinned by a transcript in fixtures/sse/anthropic):
   `content_block_stop`; no or empty fragments give `{}`; JSON that is not an
   object is a `StreamError`, as it makes the official SDK raise.
 - `signature_delta` sets the thinking block's signature (it arrives whole).
+- `message_start.message` is the start of the message, as the SDK treats it:
+  with programmatic tool calling it can already hold content blocks (a whole
+  `tool_use`) and a `stop_reason`, followed directly by `message_stop`.
 - Usage is split: `message_start` has the input tokens, `message_delta` the
-  (cumulative) output tokens and sometimes updated input tokens.
+  (cumulative) output tokens and sometimes updated input tokens; each count
+  present overwrites. Anthropic's `input_tokens` EXCLUDE cache reads and
+  writes, so the neutral total is `input_tokens + cache_read_input_tokens +
+  cache_creation_input_tokens`; `output_tokens_details.thinking_tokens`, when
+  sent, is the reasoning part of the output.
+- Stop reasons `refusal` (the model declined; the text so far is kept) and
+  `pause_turn` (a server-tool turn paused) have neutral names of their own.
 - `message_stop` ends the stream: `TurnEnd` then `MessageComplete`. An `error`
   event (e.g. `overloaded_error`) can arrive mid-stream and is a `StreamError`
   with the provider's message and a classified code.
@@ -26,7 +35,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from navagent.core.events import ChatError, FinishReason, StreamEvent
+from navagent.core.events import ChatError, FinishReason, StreamEvent, Usage
 from navagent.gateway._translator import BaseStreamTranslator
 from navagent.gateway.errors import error_from_payload
 from navagent.gateway.errors import error_from_response as _error_from_response
@@ -54,13 +63,16 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
         "tool_use": "tool_calls",
         "max_tokens": "length",
         "model_context_window_exceeded": "length",
-        "refusal": "content_filter",
+        "refusal": "refusal",
+        "pause_turn": "pause_turn",
     }
 
-    __slots__ = ("_blocks", "_start_inputs")
+    __slots__ = ("_blocks", "_counts", "_start_inputs")
 
     def __init__(self, *, origin: str = "") -> None:
         super().__init__(origin=origin)
+        self._counts: dict[str, int] = {}
+        """The provider's own usage counts so far, by wire name."""
         self._blocks: dict[int, str] = {}
         """Vendor block index -> the kind we track it as."""
         self._start_inputs: dict[int, Any] = {}
@@ -84,9 +96,7 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
         if kind == "content_block_stop":
             return self._block_stop(payload)
         if kind == "message_start":
-            message = payload.get("message")
-            usage = message.get("usage") if type(message) is dict else None
-            return self._usage(usage, "message_start.message.usage") if usage else []
+            return self._message_start(payload)
         if kind == "message_delta":
             return self._message_delta(payload)
         if kind == "message_stop":
@@ -94,6 +104,25 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
         if kind == "error":
             return self._fail(error_from_payload(payload.get("error"), provider=_PROVIDER))
         return []
+
+    def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        """Seed the message: usage, and any content and stop reason it already has."""
+        message = payload.get("message")
+        if type(message) is not dict:
+            return []
+        usage = message.get("usage")
+        events = self._usage(usage, "message_start.message.usage") if usage else []
+        content = message.get("content")
+        if content and type(content) is list:
+            for index, block in enumerate(content):
+                events += self._block_start({"index": index, "content_block": block})
+                events += self._block_stop({"index": index})
+                if self._done:
+                    return events
+        stop_reason = message.get("stop_reason")
+        if stop_reason and type(stop_reason) is str:
+            self._finish_reason = stop_reason
+        return events
 
     def _block_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
         index, delta = payload.get("index"), payload.get("delta")
@@ -201,12 +230,34 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
     def _usage(self, usage: Any, where: str) -> list[StreamEvent]:
         if type(usage) is not dict:
             return self._malformed(f"{where} is not an object")
-        input_tokens, output_tokens = usage.get("input_tokens"), usage.get("output_tokens")
-        for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
-            if value is not None and type(value) is not int:
+        counts = self._counts
+        for name in _USAGE_COUNTS:
+            value = usage.get(name)
+            if value is None:
+                continue
+            if type(value) is not int:
                 return self._malformed(f"{where}.{name} is not an integer")
-        if input_tokens is not None:
-            self._input_tokens = input_tokens
-        if output_tokens is not None:
-            self._output_tokens = output_tokens
+            counts[name] = value
+        details = usage.get("output_tokens_details")
+        thinking = details.get("thinking_tokens") if type(details) is dict else None
+        if type(thinking) is int:
+            counts["thinking_tokens"] = thinking
+        read = counts.get("cache_read_input_tokens", 0)
+        write = counts.get("cache_creation_input_tokens", 0)
+        self._token_usage = Usage(
+            input_tokens=counts.get("input_tokens", 0) + read + write,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            output_tokens=counts.get("output_tokens", 0),
+            reasoning_tokens=counts.get("thinking_tokens", 0),
+        )
         return []
+
+
+_USAGE_COUNTS = (
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "output_tokens",
+)
+"""Top-level `usage` counts; each one sent overwrites the last (they are cumulative)."""

@@ -13,12 +13,14 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "CacheControl",
     "ContentBlockParam",
     "ErrorEvent",
     "ErrorObject",
     "MessageDelta",
     "MessageDeltaEvent",
     "MessageStartEvent",
+    "OutputTokensDetails",
     "RedactedThinkingBlockParam",
     "RequestBody",
     "RequestMessage",
@@ -37,11 +39,18 @@ __all__ = [
 # --- request ---------------------------------------------------------------
 
 
+class CacheControl(TypedDict):
+    """Marks the end of a prompt prefix to cache (a breakpoint; at most four per request)."""
+
+    type: Literal["ephemeral"]
+
+
 class TextBlockParam(TypedDict):
     """A text block; `text` is never empty (the API rejects empty text blocks)."""
 
     type: Literal["text"]
     text: str
+    cache_control: NotRequired[CacheControl]
 
 
 class ThinkingBlockParam(TypedDict):
@@ -66,6 +75,7 @@ class ToolUseBlockParam(TypedDict):
     id: str
     name: str
     input: dict[str, Any]
+    cache_control: NotRequired[CacheControl]
 
 
 class ToolResultBlockParam(TypedDict):
@@ -74,6 +84,7 @@ class ToolResultBlockParam(TypedDict):
     type: Literal["tool_result"]
     tool_use_id: str
     content: NotRequired[str]
+    cache_control: NotRequired[CacheControl]
 
 
 ContentBlockParam = (
@@ -98,6 +109,7 @@ class ToolParam(TypedDict):
     name: str
     description: NotRequired[str]
     input_schema: dict[str, Any]
+    cache_control: NotRequired[CacheControl]
 
 
 class RequestBody(TypedDict):
@@ -107,7 +119,8 @@ class RequestBody(TypedDict):
     max_tokens: int
     messages: list[RequestMessage]
     stream: Literal[True]
-    system: NotRequired[str]
+    system: NotRequired[list[TextBlockParam]]
+    """Text blocks (a plain string is accepted too, but cannot carry a breakpoint)."""
     tools: NotRequired[list[ToolParam]]
     temperature: NotRequired[float]
 
@@ -115,18 +128,37 @@ class RequestBody(TypedDict):
 # --- stream ----------------------------------------------------------------
 
 
+class OutputTokensDetails(TypedDict, total=False):
+    """Parts of `output_tokens` (newer models)."""
+
+    thinking_tokens: int
+
+
 class StreamUsage(TypedDict, total=False):
-    """Token counts; `message_delta` counts are cumulative and overwrite."""
+    """Token counts; `message_delta` counts are cumulative and overwrite.
+
+    `input_tokens` excludes the cache counts: the whole input is the sum of
+    the three.
+    """
 
     input_tokens: int | None
+    cache_read_input_tokens: int | None
+    cache_creation_input_tokens: int | None
     output_tokens: int
+    output_tokens_details: OutputTokensDetails
 
 
 class StreamMessage(TypedDict, total=False):
-    """The message skeleton in `message_start`."""
+    """The message skeleton in `message_start`.
+
+    Usually `content: []` and `stop_reason: null`, but it may already hold
+    whole blocks and a stop reason (programmatic tool calling).
+    """
 
     id: str
     model: str
+    content: list[StreamBlock]
+    stop_reason: str | None
     usage: StreamUsage
 
 

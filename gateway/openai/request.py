@@ -28,7 +28,10 @@ def build_request(
     The model comes from the route, never from the caller. Streaming with
     `include_usage` is always requested so the final chunk carries token
     counts. Thinking parts are not sent: Chat Completions has no field for
-    them and other providers' signatures mean nothing to OpenAI.
+    them and other providers' signatures mean nothing to OpenAI. A refusal
+    goes back in the assistant message's own `refusal` field. Prompt caching
+    needs nothing here: OpenAI caches long repeated prefixes by itself and
+    reports them as `prompt_tokens_details.cached_tokens`.
     """
     body: RequestBody = {
         "model": model,
@@ -63,21 +66,21 @@ def _message(message: Message) -> RequestMessage:
         case SystemMessage() | UserMessage():
             return {"role": message.role, "content": message.content}
         case AssistantMessage():
-            if not message.tool_calls:
-                return {"role": "assistant", "content": message.content}
-            return {
-                "role": "assistant",
+            assistant: RequestMessage = {"role": "assistant", "content": message.content}
+            if message.tool_calls:
                 # OpenAI's own shape for a pure tool-call turn is null content.
-                "content": message.content or None,
-                "tool_calls": [
+                assistant["content"] = message.content or None
+                assistant["tool_calls"] = [
                     {
                         "id": call.id,
                         "type": "function",
                         "function": {"name": call.name, "arguments": call.arguments},
                     }
                     for call in message.tool_calls
-                ],
-            }
+                ]
+            if message.refusal:
+                assistant["refusal"] = message.refusal
+            return assistant
         case ToolResultMessage():
             return {
                 "role": "tool",

@@ -10,21 +10,28 @@ Wire facts this encodes (each pinned by a transcript in fixtures/sse/openai):
   the first fragment, `arguments` in pieces. Missing, null or empty arguments
   mean `{}`. Invalid JSON arguments are passed through unchanged, as the SDK
   does, so the agent can tell the model.
-- `refusal` deltas are carried as text (`TextDelta` and message content): the
-  neutral model has no refusal field, and the user must see why the model
-  declined. The SDK keeps them in `message.refusal`; content + refusal is what
-  a user of it would display.
+- `refusal` deltas are a refusal, never text: `RefusalDelta` events and the
+  message's `refusal`, as the SDK keeps them in `message.refusal`. A turn
+  that refused and then stopped has the neutral finish reason `refusal`.
+- The legacy `functions` API streams `delta.function_call` fragments (name,
+  then arguments) and ends with `function_call`; that is carried as a tool
+  call with a synthetic id derived from the response id, so it is stable
+  however the body is chunked and the message never claims a call it lacks.
 - Usage comes in a chunk with `choices: []`. A later chunk with `usage: null`
   (seen on real streams after a `moderation` chunk) does not erase it.
+  `prompt_tokens` already include `prompt_tokens_details.cached_tokens`, and
+  `completion_tokens` include `completion_tokens_details.reasoning_tokens`:
+  exactly the neutral meaning. OpenAI reports no cache writes.
 - A data line `{"error": {...}}` is an upstream failure mid-stream.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, ClassVar
 
-from navagent.core.events import ChatError, FinishReason, StreamEvent
+from navagent.core.events import ChatError, FinishReason, StreamEvent, Usage
 from navagent.gateway._translator import BaseStreamTranslator
 from navagent.gateway.errors import error_from_payload
 from navagent.gateway.errors import error_from_response as _error_from_response
@@ -33,6 +40,8 @@ from navagent.gateway.sse import SSEEvent
 __all__ = ["OpenAIStreamTranslator", "error_from_response"]
 
 _PROVIDER = "OpenAI"
+_LEGACY_CALL = "function_call"
+"""Accumulator key of a legacy `function_call` (tool calls are keyed by int index)."""
 
 
 def error_from_response(status: int, body: bytes) -> ChatError:
@@ -53,7 +62,12 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         "content_filter": "content_filter",
     }
 
-    __slots__ = ()
+    __slots__ = ("_response_id",)
+
+    def __init__(self, *, origin: str = "") -> None:
+        super().__init__(origin=origin)
+        self._response_id = ""
+        """The chunks' `id`, kept only to name a legacy function call."""
 
     def handle(self, event: SSEEvent) -> list[StreamEvent]:
         """Translate one SSE event; never raises."""
@@ -71,6 +85,9 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         if chunk.get("error") is not None:
             return self._fail(error_from_payload(chunk["error"], provider=_PROVIDER))
         events: list[StreamEvent] = []
+        if not self._response_id:
+            response_id = chunk.get("id")
+            self._response_id = response_id if type(response_id) is str else ""
         choices = chunk.get("choices")
         problem = self._choices(choices, events) if choices else ""
         if not problem:
@@ -106,10 +123,10 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
             if refusal:
                 if type(refusal) is not str:
                     return "choices[0].delta.refusal is not a string"
-                events.append(self._parts.text(refusal))
-            tool_calls = delta.get("tool_calls")
-            if tool_calls:
-                problem = self._tool_calls(tool_calls, events)
+                events.append(self._parts.refusal(refusal))
+            tool_calls, function_call = delta.get("tool_calls"), delta.get("function_call")
+            if tool_calls or function_call:
+                problem = self._calls(tool_calls, function_call, events)
                 if problem:
                     return problem
         finish_reason = choice.get("finish_reason")
@@ -118,6 +135,12 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
                 return "choices[0].finish_reason is not a string"
             self._finish_reason = finish_reason
         return ""
+
+    def _calls(self, tool_calls: Any, function_call: Any, events: list[StreamEvent]) -> str:
+        problem = self._tool_calls(tool_calls, events) if tool_calls else ""
+        if function_call and not problem:
+            problem = self._function_call(function_call, events)
+        return problem
 
     def _tool_calls(self, tool_calls: Any, events: list[StreamEvent]) -> str:
         if type(tool_calls) is not list:
@@ -141,11 +164,45 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
                 events.append(start)
         return ""
 
+    def _function_call(self, function_call: Any, events: list[StreamEvent]) -> str:
+        """Apply a legacy `delta.function_call` fragment as the message's one tool call."""
+        if type(function_call) is not dict:
+            return "choices[0].delta.function_call is not an object"
+        name, arguments = function_call.get("name"), function_call.get("arguments")
+        for field, value in (("name", name), ("arguments", arguments)):
+            if value is not None and type(value) is not str:
+                return f"function_call: {field} is not a string"
+        call_id = None
+        if not self._parts.has_tool_call(_LEGACY_CALL):
+            digest = hashlib.sha256(self._response_id.encode("utf-8")).hexdigest()
+            call_id = f"call_{digest[:24]}"
+        start = self._parts.tool_call(_LEGACY_CALL, id=call_id, name=name, arguments=arguments)
+        if start is not None:
+            events.append(start)
+        return ""
+
+    def _neutral_finish_reason(self, raw: str) -> FinishReason:
+        reason = super()._neutral_finish_reason(raw)
+        return "refusal" if reason == "stop" and self._parts.has_refusal else reason
+
     def _usage(self, usage: Any) -> str:
         if type(usage) is not dict:
             return "chunk.usage is not an object"
         prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
-        if type(prompt) is not int or type(completion) is not int:
+        cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
+        reasoning = _detail(usage, "completion_tokens_details", "reasoning_tokens")
+        if not all(type(count) is int for count in (prompt, completion, cached, reasoning)):
             return "chunk.usage token counts are not integers"
-        self._input_tokens, self._output_tokens = prompt, completion
+        self._token_usage = Usage(
+            input_tokens=prompt,
+            cache_read_tokens=cached,
+            output_tokens=completion,
+            reasoning_tokens=reasoning,
+        )
         return ""
+
+
+def _detail(usage: dict[str, Any], details: str, name: str) -> Any:
+    """`usage[details][name]`, 0 when absent or null (not every server sends details)."""
+    found = usage.get(details)
+    return (found.get(name) or 0) if type(found) is dict else 0

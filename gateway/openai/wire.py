@@ -16,11 +16,13 @@ __all__ = [
     "ChatCompletionChunk",
     "ChoiceDelta",
     "ChunkChoice",
+    "CompletionTokensDetails",
     "CompletionUsage",
     "ErrorObject",
     "FunctionCall",
     "FunctionDefinition",
     "FunctionDelta",
+    "PromptTokensDetails",
     "RequestBody",
     "RequestMessage",
     "StreamOptions",
@@ -57,6 +59,8 @@ class RequestMessage(TypedDict):
     """None only on an assistant message that carries tool calls and no text."""
     tool_calls: NotRequired[list[ToolCallParam]]
     tool_call_id: NotRequired[str]
+    refusal: NotRequired[str]
+    """Assistant only: the model's refusal, apart from its content."""
 
 
 class FunctionDefinition(TypedDict):
@@ -120,6 +124,8 @@ class ChoiceDelta(TypedDict, total=False):
     content: str | None
     refusal: str | None
     tool_calls: list[ToolCallDelta] | None
+    function_call: FunctionDelta | None
+    """Legacy `functions` API: the one call's name, then argument fragments."""
 
 
 class ChunkChoice(TypedDict, total=False):
@@ -131,12 +137,28 @@ class ChunkChoice(TypedDict, total=False):
     """stop, tool_calls, length, content_filter, function_call; null until the end."""
 
 
+class PromptTokensDetails(TypedDict, total=False):
+    """Parts of `prompt_tokens`."""
+
+    cached_tokens: int
+    """Read from the (automatic) prompt cache; included in `prompt_tokens`."""
+
+
+class CompletionTokensDetails(TypedDict, total=False):
+    """Parts of `completion_tokens`."""
+
+    reasoning_tokens: int
+
+
 class CompletionUsage(TypedDict, total=False):
     """Token counts, in the usage chunk only."""
 
     prompt_tokens: int
+    """All input tokens, cached ones included."""
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: PromptTokensDetails | None
+    completion_tokens_details: CompletionTokensDetails | None
 
 
 class ErrorObject(TypedDict, total=False):

@@ -39,7 +39,6 @@ from navagent.core.events import (
     ChatError,
     FinishReason,
     MessageComplete,
-    RefusalDelta,
     StreamEvent,
     TurnEnd,
     Usage,
@@ -71,23 +70,12 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
         "content_filter": "content_filter",
     }
 
-    __slots__ = (
-        "_cache_read_tokens",
-        "_cache_write_tokens",
-        "_items",
-        "_reasoning_tokens",
-        "_refusal",
-        "unmodelled",
-    )
+    __slots__ = ("_items", "unmodelled")
 
     def __init__(self, *, origin: str = "") -> None:
         super().__init__(origin=origin)
         self._items: dict[Any, str] = {}
         """Item key -> item type, for the items that are open or done."""
-        self._refusal: list[str] = []
-        self._cache_read_tokens = 0
-        self._cache_write_tokens = 0
-        self._reasoning_tokens = 0
         self.unmodelled: list[str] = []
         """Output item types seen and not carried, in order of first appearance."""
 
@@ -124,10 +112,7 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             delta = payload.get("delta")
             if type(delta) is not str:
                 return self._malformed("response.refusal.delta has no delta string")
-            if not delta:
-                return []
-            self._refusal.append(delta)
-            return [RefusalDelta(text=delta)]
+            return [self._parts.refusal(delta)] if delta else []
         if kind == "response.reasoning_text.delta":
             return self._reasoning_text_delta(payload)
         if kind == "response.completed" or kind == "response.incomplete":
@@ -285,13 +270,13 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
         )
         if any(type(value) is not int for value in values):
             return "response.usage token counts are not integers"
-        (
-            self._input_tokens,
-            self._output_tokens,
-            self._cache_read_tokens,
-            self._cache_write_tokens,
-            self._reasoning_tokens,
-        ) = values
+        self._token_usage = Usage(
+            input_tokens=values[0],
+            output_tokens=values[1],
+            cache_read_tokens=values[2],
+            cache_write_tokens=values[3],
+            reasoning_tokens=values[4],
+        )
         return ""
 
     def _complete(self) -> list[StreamEvent]:
@@ -300,8 +285,6 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
         except IncompleteToolCallError as exc:
             return self._malformed(str(exc))
         self._done = True
-        if self._refusal:
-            message = message.model_copy(update={"refusal": "".join(self._refusal)})
         raw = self._finish_reason
         if raw != "completed":
             finish: FinishReason = self.finish_reasons.get(raw, "other")
@@ -313,13 +296,7 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             TurnEnd(
                 finish_reason=finish,
                 provider_finish_reason=raw,
-                usage=Usage(
-                    input_tokens=self._input_tokens,
-                    cache_read_tokens=self._cache_read_tokens,
-                    cache_write_tokens=self._cache_write_tokens,
-                    output_tokens=self._output_tokens,
-                    reasoning_tokens=self._reasoning_tokens,
-                ),
+                usage=self._token_usage,
             ),
             MessageComplete(message=message),
         ]

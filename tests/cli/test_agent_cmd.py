@@ -184,6 +184,10 @@ def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
     assert "demo" in row and "list my sandboxes" in row and " 4 " in row
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
     assert [(s["name"], s["cluster"], s["message_count"]) for s in listed] == [("work", "demo", 4)]
+    # The two completions' usage is saved with them and summed per session.
+    usage = listed[0]["usage"]
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    assert "cached" in table.stdout
 
 
 def test_demo_without_session_keeps_nothing(env) -> None:
@@ -233,3 +237,16 @@ def test_demo_on_responses_carries_reasoning_across_the_tool_loop(env) -> None:
     assert "3 model calls" in result.stderr, result.stderr
     assert "I will call sandbox_logs" in result.stderr  # a reasoning summary, shown as thinking
     assert "gpu-trainer" in result.stdout and "ImagePullBackOff" in result.stdout
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic"])
+def test_usage_line_shows_prompt_cache_reads_on_both_providers(env, provider) -> None:
+    # Two model calls on one history: the second repeats the first's prefix.
+    result = run_nav(
+        "agent", "--demo", "--demo-provider", provider, "-p", "list my sandboxes", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    usage = result.stderr.strip().splitlines()[-1]
+    assert usage.startswith("2 model calls · ") and " cached" in usage, usage
+    if provider == "anthropic":
+        assert "written to cache" in usage, usage

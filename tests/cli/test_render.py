@@ -13,8 +13,11 @@ from navagent.cli.render import (
     JsonLinesSink,
     TerminalRenderer,
     format_arguments,
+    format_messages,
     format_outcome,
+    format_usage,
 )
+from navagent.core.agent import PAUSED_NOTE, REFUSED_NOTE
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
@@ -26,6 +29,7 @@ from navagent.core.agent_events import (
 from navagent.core.events import (
     ChatError,
     MessageComplete,
+    RefusalDelta,
     StreamError,
     TextDelta,
     ThinkingDelta,
@@ -90,6 +94,55 @@ def test_render_usage_adds_up_every_completion_of_the_turn() -> None:
     assert "350 tokens in · 25 out" in screens.err.getvalue()
 
 
+def test_render_usage_line_shows_cache_and_reasoning_parts() -> None:
+    screens = Screens()
+    screens.play(
+        TurnEnd(
+            finish_reason="tool_calls",
+            usage=Usage(input_tokens=3100, cache_write_tokens=3000, output_tokens=5),
+        ),
+        TurnEnd(
+            finish_reason="stop",
+            usage=Usage(
+                input_tokens=3200, cache_read_tokens=3000, output_tokens=25, reasoning_tokens=9
+            ),
+        ),
+        TurnFinished(reason="answered", iterations=2),
+    )
+    assert screens.err.getvalue().splitlines()[-1] == (
+        "2 model calls · 6,300 tokens in (3,000 cached, 3,000 written to cache)"
+        " · 30 out (9 reasoning)"
+    )
+    assert format_usage(Usage(input_tokens=5, output_tokens=1)) == "5 tokens in · 1 out"
+
+
+def test_render_refusal_goes_to_stdout_as_a_refusal() -> None:
+    screens = Screens()
+    screens.play(
+        RefusalDelta(text="I can't "),
+        RefusalDelta(text="help with that."),
+        TurnEnd(finish_reason="refusal", usage=Usage(input_tokens=10, output_tokens=4)),
+        MessageComplete(message=AssistantMessage(refusal="I can't help with that.")),
+        TurnFinished(reason="refused", message=REFUSED_NOTE, iterations=1),
+    )
+    assert screens.out.getvalue() == "I can't help with that.\n"
+    assert screens.err.getvalue().splitlines() == [REFUSED_NOTE, "10 tokens in · 4 out"]
+    history = format_messages([AssistantMessage(refusal="I can't help with that.")]).plain
+    assert history == "agent (refused): I can't help with that."
+
+
+def test_json_sink_carries_the_refusal() -> None:
+    stream = io.StringIO()
+    sink = JsonLinesSink(stream)
+    sink(RefusalDelta(text="no"))
+    sink(MessageComplete(message=AssistantMessage(refusal="no")))
+    sink(TurnFinished(reason="refused", message=REFUSED_NOTE))
+    kinds = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert kinds[0] == {"kind": "refusal_delta", "text": "no"}
+    assert kinds[1]["message"]["refusal"] == "no" and kinds[1]["message"]["content"] == ""
+    assert kinds[2]["reason"] == "refused"
+
+
 @pytest.mark.parametrize(
     ("finished", "expected"),
     [
@@ -102,6 +155,8 @@ def test_render_usage_adds_up_every_completion_of_the_turn() -> None:
         (TurnFinished(reason="timeout", message="sent nothing for 60 s"), "error: sent nothing"),
         (TurnFinished(reason="iteration_limit", message="stopped after 20"), "stopped after 20"),
         (TurnFinished(reason="cancelled", message="turn cancelled"), INTERRUPTED_NOTE),
+        (TurnFinished(reason="refused", message=REFUSED_NOTE), REFUSED_NOTE),
+        (TurnFinished(reason="paused", message=PAUSED_NOTE), PAUSED_NOTE),
     ],
 )
 def test_render_turn_endings_are_one_line_on_stderr(finished, expected) -> None:

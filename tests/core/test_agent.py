@@ -15,12 +15,22 @@ import pytest
 from navagent.core.agent import (
     CANCELLED_RESULT,
     INTERRUPTED_MARK,
+    PAUSED_NOTE,
+    REFUSED_NOTE,
     Agent,
     AgentBusyError,
 )
 from navagent.core.agent_events import AgentNotice, ToolFinished, ToolStarted, TurnFinished
 from navagent.core.errors import ChatFailedError
-from navagent.core.events import MessageComplete, StreamError, TextDelta, ToolCallStart
+from navagent.core.events import (
+    MessageComplete,
+    RefusalDelta,
+    StreamError,
+    TextDelta,
+    ToolCallStart,
+    TurnEnd,
+    Usage,
+)
 from navagent.core.history import InvalidHistoryError, validate_history
 from navagent.core.messages import (
     AssistantMessage,
@@ -36,6 +46,7 @@ from tests.core.fakes import (
     EventLog,
     FakeToolRunner,
     ScriptedChatClient,
+    ScriptItem,
     Stall,
     call,
     error_completion,
@@ -373,13 +384,15 @@ class ListRecorder:
     def __init__(self, client: ScriptedChatClient, fail_after: int | None = None) -> None:
         self.client = client
         self.messages: list[Message] = []
+        self.usages: list[Usage | None] = []
         self.requests_seen: list[int] = []
         self.fail_after = fail_after
 
-    def record_message(self, message: Message) -> None:
+    def record_message(self, message: Message, usage: Usage | None = None) -> None:
         if self.fail_after is not None and len(self.messages) >= self.fail_after:
             raise OSError("disk full")
         self.messages.append(message)
+        self.usages.append(usage)
         self.requests_seen.append(len(self.client.requests))
 
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
@@ -429,3 +442,70 @@ async def test_agent_sink_sees_stream_error_event() -> None:
         await make_agent(client, sink=sink).run_turn("hi")
     errors = [e for e in sink if isinstance(e, StreamError)]
     assert [e.error.code for e in errors] == ["auth"]
+
+
+async def test_agent_records_each_completions_usage_with_its_message() -> None:
+    spent = Usage(input_tokens=1200, cache_read_tokens=1024, output_tokens=9)
+    script: list[ScriptItem] = [
+        TextDelta(text="ok"),
+        TurnEnd(finish_reason="stop", usage=spent),
+        MessageComplete(message=AssistantMessage(content="ok")),
+    ]
+    client = ScriptedChatClient([script])
+    recorder = ListRecorder(client)
+    agent = make_agent(client, recorder=recorder)
+
+    await agent.run_turn("go")
+
+    assert [m.role for m in recorder.messages] == ["user", "assistant"]
+    assert recorder.usages == [None, spent]
+
+
+async def test_agent_refusal_ends_the_turn_as_refused_and_keeps_it_apart() -> None:
+    refusal = "I can't help with that."
+    script: list[ScriptItem] = [
+        RefusalDelta(text=refusal),
+        TurnEnd(finish_reason="refusal", provider_finish_reason="stop"),
+        MessageComplete(message=AssistantMessage(refusal=refusal)),
+    ]
+    client = ScriptedChatClient([script, text_completion("Sure.")])
+    sink = EventLog()
+    agent = make_agent(client, sink=sink)
+
+    finished = await agent.run_turn("do something bad")
+
+    assert finished == TurnFinished(reason="refused", message=REFUSED_NOTE, iterations=1)
+    assert agent.history[-1] == AssistantMessage(refusal=refusal)
+    assert "refusal_delta" in sink.kinds()
+    # The refusal is part of the history the next request sends.
+    await agent.run_turn("something else then")
+    assert client.requests[1].messages[-2] == AssistantMessage(refusal=refusal)
+
+
+async def test_agent_anthropic_style_refusal_without_text_is_refused() -> None:
+    script: list[ScriptItem] = [
+        TextDelta(text="Let me"),
+        TurnEnd(finish_reason="refusal", provider_finish_reason="refusal"),
+        MessageComplete(message=AssistantMessage(content="Let me")),
+    ]
+    agent = make_agent(ScriptedChatClient([script]))
+
+    finished = await agent.run_turn("go")
+
+    assert finished.reason == "refused"
+    assert agent.history[-1] == AssistantMessage(content="Let me")
+
+
+async def test_agent_pause_turn_ends_the_turn_with_a_notice() -> None:
+    script: list[ScriptItem] = [
+        TextDelta(text="Searching"),
+        TurnEnd(finish_reason="pause_turn", provider_finish_reason="pause_turn"),
+        MessageComplete(message=AssistantMessage(content="Searching")),
+    ]
+    agent = make_agent(ScriptedChatClient([script]))
+
+    finished = await agent.run_turn("go")
+
+    assert finished == TurnFinished(reason="paused", message=PAUSED_NOTE, iterations=1)
+    assert "pause_turn" in finished.message
+    validate_history(agent.history)

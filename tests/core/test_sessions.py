@@ -15,10 +15,17 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from navagent.core._migrations import MIGRATIONS, MIGRATIONS_TABLE, m001_sessions, migrate
+from navagent.core._migrations import (
+    MIGRATIONS,
+    MIGRATIONS_TABLE,
+    m001_sessions,
+    m002_entries,
+    migrate,
+)
 from navagent.core.agent import Agent
 from navagent.core.agent_events import AgentNotice, ContextCompacted
 from navagent.core.compaction import CompactionPolicy, summary_message
+from navagent.core.events import Usage
 from navagent.core.history import INTERRUPTED_RESULT, validate_history
 from navagent.core.messages import (
     AssistantMessage,
@@ -205,7 +212,8 @@ def test_session_unreadable_entry_is_a_clear_error(store: SessionStore, db_path:
     store.recorder(session.id).record_message(UserMessage(content="fine"))
     with sqlite3.connect(db_path) as db:
         db.execute(
-            "INSERT INTO entries VALUES (?, 2, 'message', 'user', '{\"role\": \"robot\"}', 'x')",
+            "INSERT INTO entries VALUES"
+            " (?, 2, 'message', 'user', '{\"role\": \"robot\"}', 'x', NULL)",
             (session.id,),
         )
     with pytest.raises(SessionError, match=rf"session {session.id[:8]}: entry 2 cannot be read"):
@@ -427,3 +435,53 @@ async def test_agent_compact_on_demand(store: SessionStore) -> None:
     assert agent.history[0] == summary_message("short")
     assert agent.history[1] == UserMessage(content="question 1")
     assert store.load_history(session.id) == agent.history
+
+
+def test_session_usage_is_recorded_per_completion_and_summed(
+    store: SessionStore, db_path: Path
+) -> None:
+    session = store.create(name="costly")
+    recorder = store.recorder(session.id)
+    first = Usage(input_tokens=1500, cache_write_tokens=1400, output_tokens=20)
+    second = Usage(input_tokens=1600, cache_read_tokens=1400, output_tokens=30, reasoning_tokens=5)
+    recorder.record_message(UserMessage(content="one"))
+    recorder.record_message(AssistantMessage(content="a"), first)
+    recorder.record_message(UserMessage(content="two"))
+    recorder.record_message(AssistantMessage(refusal="no"), second)
+
+    assert store.usage(session.id) == first + second
+    (summary,) = store.list_sessions()
+    assert summary.usage == Usage(
+        input_tokens=3100,
+        cache_read_tokens=1400,
+        cache_write_tokens=1400,
+        output_tokens=50,
+        reasoning_tokens=5,
+    )
+    assert store.load_history(session.id)[-1] == AssistantMessage(refusal="no")
+    empty = store.create()
+    assert store.usage(empty.id) == Usage()
+
+
+def test_migration_m003_adds_usage_to_an_existing_log(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    old = sqlite3.connect(db_path, isolation_level=None)
+    old.execute(f"CREATE TABLE {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, applied_at TEXT)")
+    for migration in (m001_sessions, m002_entries):
+        migration(old)
+        old.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, 'then')", (migration.__name__,))
+    now = "2024-01-01T00:00:00.000000Z"
+    old.execute("INSERT INTO sessions VALUES ('0123456789abcdef', 'old', '', ?, ?)", (now, now))
+    old.execute(
+        "INSERT INTO entries VALUES ('0123456789abcdef', 1, 'message', 'assistant', ?, ?)",
+        (AssistantMessage(content="before usage").model_dump_json(), now),
+    )
+    old.close()
+
+    with SessionStore(db_path) as store:
+        assert store.usage("0123456789abcdef") == Usage()
+        store.recorder("0123456789abcdef").record_message(
+            AssistantMessage(content="after"), Usage(input_tokens=7, output_tokens=2)
+        )
+        assert store.usage("0123456789abcdef") == Usage(input_tokens=7, output_tokens=2)
+        assert len(store.load_history("0123456789abcdef")) == 2

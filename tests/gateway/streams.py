@@ -7,6 +7,7 @@ from pathlib import Path
 
 from navagent.core.events import (
     MessageComplete,
+    RefusalDelta,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -74,6 +75,7 @@ def check_contract(events: list[StreamEvent]) -> None:
     assert turn_ends == [len(events) - 2]
     message = final.message
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == message.content
+    assert "".join(e.text for e in events if isinstance(e, RefusalDelta)) == message.refusal
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "".join(
         part.text for part in message.thinking
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from syrupy.assertion import SnapshotAssertion
@@ -29,10 +31,38 @@ from tests.gateway.streams import FAKE_KEY
 ENDPOINT = "https://api.anthropic.com"
 
 
-def body_of(request: ChatRequest):
+def marked_body_of(request: ChatRequest) -> dict[str, Any]:
     return build_request(
         request, endpoint=ENDPOINT, model="claude-sonnet-4-5", api_key=FAKE_KEY
     ).body
+
+
+def body_of(request: ChatRequest) -> Any:
+    """The body without its cache breakpoints (those are tested on their own below)."""
+    return without_breakpoints(marked_body_of(request))
+
+
+def without_breakpoints(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_breakpoints(item) for item in value]
+    return value
+
+
+def breakpoints(value: Any, path: str = "") -> list[str]:
+    """Where `cache_control` is set, as paths like `tools.1` or `messages.2.content.0`."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        if "cache_control" in value:
+            assert value["cache_control"] == {"type": "ephemeral"}
+            found.append(path)
+        for key, item in value.items():
+            found += breakpoints(item, f"{path}.{key}".lstrip("."))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += breakpoints(item, f"{path}.{index}".lstrip("."))
+    return found
 
 
 def test_anthropic_request_representative_body(snapshot: SnapshotAssertion) -> None:
@@ -60,7 +90,7 @@ def test_anthropic_request_every_system_message_is_lifted_and_joined() -> None:
         )
     )
     body = body_of(request)
-    assert body["system"] == "First.\n\nSecond."
+    assert body["system"] == [{"type": "text", "text": "First.\n\nSecond."}]
     assert [m["role"] for m in body["messages"]] == ["user"]
 
 
@@ -210,5 +240,68 @@ def test_anthropic_request_property_alternates_and_never_sends_empty_text(
         m.tool_call_id for m in neutral if isinstance(m, ToolResultMessage)
     )
     systems = [m.content for m in neutral if isinstance(m, SystemMessage) and m.content.strip()]
-    assert body.get("system", "") == "\n\n".join(systems)
+    assert "".join(block["text"] for block in body.get("system", [])) == "\n\n".join(systems)
     assert FAKE_KEY not in dumps(body)
+
+
+# --- prompt caching breakpoints ---------------------------------------------------
+
+
+def test_anthropic_request_breakpoints_on_last_tool_system_and_last_message() -> None:
+    body = marked_body_of(REPRESENTATIVE)
+    last = len(body["messages"]) - 1
+    last_block = len(body["messages"][last]["content"]) - 1
+    assert breakpoints(body) == [
+        f"messages.{last}.content.{last_block}",
+        "system.0",
+        "tools.1",
+    ]
+
+
+def test_anthropic_request_breakpoint_moves_with_the_growing_history() -> None:
+    first = ChatRequest(
+        messages=(SystemMessage(content="s"), UserMessage(content="list them")),
+        tools=(SANDBOX_LIST,),
+    )
+    grown = first.model_copy(
+        update={
+            "messages": (
+                *first.messages,
+                AssistantMessage(content="web and api."),
+                UserMessage(content="and the logs?"),
+            )
+        }
+    )
+    before, after = marked_body_of(first), marked_body_of(grown)
+    assert "messages.0.content.0" in breakpoints(before)
+    assert "messages.0.content.0" not in breakpoints(after)
+    assert "messages.2.content.0" in breakpoints(after)
+    # Unmarked, the earlier request is a prefix of the later one: the cache key.
+    assert without_breakpoints(after)["messages"][:1] == without_breakpoints(before)["messages"]
+
+
+def test_anthropic_request_breakpoint_skips_thinking_blocks() -> None:
+    thinking = (ThinkingPart(text="t", signature="sig"),)
+    request = ChatRequest(
+        messages=(UserMessage(content="u"), AssistantMessage(content="ok", thinking=thinking))
+    )
+    assert breakpoints(marked_body_of(request)) == ["messages.1.content.1"]
+
+
+@settings(max_examples=300)
+@given(request=conversations)
+def test_anthropic_request_property_at_most_four_breakpoints_in_allowed_places(
+    request: ChatRequest,
+) -> None:
+    body = marked_body_of(request)
+    marks = breakpoints(body)
+    assert len(marks) <= 4
+    last = len(body["messages"]) - 1
+    for mark in marks:
+        parts = mark.split(".")
+        if parts[0] == "messages":
+            assert int(parts[1]) == last
+            block = body["messages"][last]["content"][int(parts[3])]
+            assert block["type"] in ("text", "tool_use", "tool_result")
+        else:
+            assert mark in ("system.0", f"tools.{len(body.get('tools', [])) - 1}")

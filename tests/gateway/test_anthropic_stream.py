@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart
+from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart, Usage
 from navagent.core.messages import ThinkingPart
 from navagent.gateway.anthropic import AnthropicStreamTranslator
 from navagent.gateway.sse import SSEEvent
@@ -145,13 +145,70 @@ def test_anthropic_stream_unknown_event_and_delta_types() -> None:
     events = run("unknown_event_and_delta_types")
     assert final_message(events).message.content == "Still fine."
     end = turn_end(events)
-    assert (end.finish_reason, end.provider_finish_reason) == ("other", "pause_turn")
+    assert (end.finish_reason, end.provider_finish_reason) == ("pause_turn", "pause_turn")
 
 
 # message_delta may repeat input_tokens (cumulative): it overwrites message_start's.
+# Anthropic's input_tokens exclude cache reads: the neutral total adds them.
 def test_anthropic_stream_usage_input_tokens_in_message_delta() -> None:
     usage = turn_end(run("usage_input_tokens_in_message_delta")).usage
-    assert (usage.input_tokens, usage.output_tokens) == (2058, 5)
+    assert usage == Usage(input_tokens=2058 + 2048, cache_read_tokens=2048, output_tokens=5)
+
+
+# stop_reason refusal: the text so far is kept as text, the finish says refusal.
+def test_anthropic_stream_refusal_stop_reason() -> None:
+    events = run("refusal_stop_reason")
+    message = final_message(events).message
+    assert (message.content, message.refusal) == ("I can help with the first part, but", "")
+    end = turn_end(events)
+    assert (end.finish_reason, end.provider_finish_reason) == ("refusal", "refusal")
+
+
+def test_anthropic_stream_usage_cache_writes_and_thinking_tokens() -> None:
+    translator = AnthropicStreamTranslator()
+    start_usage = {"input_tokens": 2, "cache_creation_input_tokens": 3068, "output_tokens": 1}
+    final_usage = {
+        "cache_read_input_tokens": 100,
+        "output_tokens": 198,
+        "output_tokens_details": {"thinking_tokens": 40},
+    }
+    for payload in [
+        {"type": "message_start", "message": {"content": [], "usage": start_usage}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": final_usage},
+    ]:
+        assert translator.handle(_event(payload)) == []
+    usage = turn_end(translator.handle(_event({"type": "message_stop"}))).usage
+    assert usage == Usage(
+        input_tokens=2 + 3068 + 100,
+        cache_read_tokens=100,
+        cache_write_tokens=3068,
+        output_tokens=198,
+        reasoning_tokens=40,
+    )
+
+
+# message_start can already hold whole blocks and a stop reason (programmatic
+# tool calling), followed directly by message_stop; the SDK seeds from it.
+def test_anthropic_stream_message_start_content_seeds_the_message() -> None:
+    translator = AnthropicStreamTranslator()
+    message = {
+        "content": [
+            {"type": "text", "text": "Calling."},
+            {"type": "tool_use", "id": "toolu_1", "name": "sandbox_get", "input": {"name": "w"}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    events = translator.handle(_event({"type": "message_start", "message": message}))
+    assert events == [
+        TextDelta(text="Calling."),
+        ToolCallStart(index=0, id="toolu_1", name="sandbox_get"),
+    ]
+    events = translator.handle(_event({"type": "message_stop"}))
+    final = final_message(events).message
+    assert final.content == "Calling."
+    assert [(c.id, c.parsed_arguments()) for c in final.tool_calls] == [("toolu_1", {"name": "w"})]
+    assert turn_end(events).finish_reason == "tool_calls"
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from navagent.core.events import (
     ChatError,
+    RefusalDelta,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -20,6 +21,7 @@ events = st.lists(
     st.one_of(
         st.builds(TextDelta, text=st.text(max_size=5)),
         st.builds(ThinkingDelta, text=st.text(max_size=5)),
+        st.builds(RefusalDelta, text=st.text(max_size=5)),
         st.builds(ToolCallStart, index=st.integers(0, 3), id=st.just("c"), name=st.just("t")),
         st.just(TurnEnd(finish_reason="stop")),
     ),
@@ -27,14 +29,15 @@ events = st.lists(
 )
 
 
-def text_of(items: list[StreamEvent], kind: type[TextDelta] | type[ThinkingDelta]) -> str:
-    return "".join(
-        e.text for e in items if isinstance(e, TextDelta | ThinkingDelta) and type(e) is kind
-    )
+Delta = TextDelta | ThinkingDelta | RefusalDelta
+
+
+def text_of(items: list[StreamEvent], kind: type[Delta]) -> str:
+    return "".join(e.text for e in items if isinstance(e, Delta) and type(e) is kind)
 
 
 def others(items: list[StreamEvent]) -> list[StreamEvent]:
-    return [e for e in items if not isinstance(e, TextDelta | ThinkingDelta)]
+    return [e for e in items if not isinstance(e, Delta)]
 
 
 @settings(max_examples=500)
@@ -43,9 +46,10 @@ def test_coalescing_keeps_text_and_order_and_merges_every_run(items: list[Stream
     merged = coalesce_deltas(list(items))
     assert text_of(merged, TextDelta) == text_of(items, TextDelta)
     assert text_of(merged, ThinkingDelta) == text_of(items, ThinkingDelta)
+    assert text_of(merged, RefusalDelta) == text_of(items, RefusalDelta)
     assert others(merged) == others(items)
     assert all(
-        type(a) is not type(b) or not isinstance(a, TextDelta | ThinkingDelta)
+        type(a) is not type(b) or not isinstance(a, Delta)
         for a, b in zip(merged, merged[1:], strict=False)
     )
 

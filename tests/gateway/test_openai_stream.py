@@ -8,7 +8,7 @@ import re
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from navagent.core.events import MessageComplete, TextDelta, ToolCallStart
+from navagent.core.events import MessageComplete, RefusalDelta, TextDelta, ToolCallStart, Usage
 from navagent.gateway.openai import OpenAIStreamTranslator
 from navagent.gateway.sse import SSEEvent
 from tests.gateway.streams import (
@@ -134,10 +134,58 @@ def test_openai_stream_n2_choices_interleaved() -> None:
     assert turn_end(events).provider_finish_reason == "stop"
 
 
-# `refusal` deltas are carried as text: the neutral model has no refusal field.
+# `refusal` deltas are a refusal, never text; the turn's finish says so.
 def test_openai_stream_refusal_deltas() -> None:
-    message = final_message(run("refusal_deltas")).message
-    assert message.content == "I’m sorry, I can’t help with that."
+    events = run("refusal_deltas")
+    message = final_message(events).message
+    assert (message.content, message.refusal) == ("", "I’m sorry, I can’t help with that.")
+    assert [e for e in events if isinstance(e, RefusalDelta | TextDelta)] == [
+        RefusalDelta(text="I’m sorry,"),
+        RefusalDelta(text=" I can’t help with that."),
+    ]
+    end = turn_end(events)
+    assert (end.finish_reason, end.provider_finish_reason) == ("refusal", "stop")
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None, **fields: object) -> SSEEvent:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return SSEEvent(data=json.dumps({"id": "chatcmpl-legacy1", "choices": [choice], **fields}))
+
+
+# The legacy `functions` API: one call streamed as delta.function_call, carried
+# as a tool call whose id derives from the response id (same in any chunking).
+def test_openai_stream_legacy_function_call_is_a_tool_call_with_a_stable_id() -> None:
+    translator = OpenAIStreamTranslator()
+    events = [
+        *translator.handle(_chunk({"role": "assistant", "function_call": {"name": "repl"}})),
+        *translator.handle(_chunk({"function_call": {"arguments": '{"code": '}})),
+        *translator.handle(_chunk({"function_call": {"arguments": '"1"}'}})),
+        *translator.handle(_chunk({}, "function_call")),
+        *translator.handle(SSEEvent(data="[DONE]")),
+    ]
+    (start,) = [e for e in events if isinstance(e, ToolCallStart)]
+    (call,) = final_message(events).message.tool_calls
+    assert (call.id, call.name, call.parsed_arguments()) == (start.id, "repl", {"code": "1"})
+    assert re.fullmatch(r"call_[0-9a-f]{24}", call.id)
+    again = OpenAIStreamTranslator()
+    assert again.handle(_chunk({"function_call": {"name": "repl"}}))[0] == start
+    assert turn_end(events).finish_reason == "tool_calls"
+
+
+def test_openai_stream_usage_cached_and_reasoning_tokens_are_parts_of_the_totals() -> None:
+    translator = OpenAIStreamTranslator()
+    usage = {
+        "prompt_tokens": 1144,
+        "completion_tokens": 78,
+        "prompt_tokens_details": {"cached_tokens": 1024, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 64},
+    }
+    translator.handle(_chunk({"content": "hi"}, "stop"))
+    translator.handle(SSEEvent(data=json.dumps({"choices": [], "usage": usage})))
+    end = turn_end(translator.handle(SSEEvent(data="[DONE]")))
+    assert end.usage == Usage(
+        input_tokens=1144, cache_read_tokens=1024, output_tokens=78, reasoning_tokens=64
+    )
 
 
 # A compatible server that never sends a tool call id: one is generated.
@@ -186,6 +234,12 @@ def test_openai_stream_same_events_for_any_chunking(path) -> None:
          "tool call 0: id is not a string"),
         ('{"choices": [], "usage": [1]}', "chunk.usage is not an object"),
         ('{"choices": [], "usage": {"prompt_tokens": "3"}}', "token counts are not integers"),
+        ('{"choices": [], "usage": {"prompt_tokens_details": {"cached_tokens": "3"}}}',
+         "token counts are not integers"),
+        ('{"choices": [{"delta": {"function_call": [1]}}]}',
+         "delta.function_call is not an object"),
+        ('{"choices": [{"delta": {"function_call": {"name": 4}}}]}',
+         "function_call: name is not a string"),
     ],
 )  # fmt: skip
 def test_openai_stream_malformed_chunk_is_a_named_error(payload: str, problem: str) -> None:

@@ -23,11 +23,11 @@ from navagent.core.events import MessageComplete, StreamError, StreamEvent
 from navagent.gateway.errors import clean_message
 from navagent.gateway.openai_responses import ResponsesStreamTranslator
 from navagent.gateway.sse import SSEDecoder
+from tests.gateway.corpus import CHUNKINGS, MISSING, ROOT_DIR, chunked
 from tests.gateway.sdk_oracle import responses_expected
 from tests.gateway.streams import TRANSCRIPTS, check_contract, random_chunks, turn_end
-from tests.gateway.test_conformance import CORPUS, MISSING
 
-RESPONSES = CORPUS.parent / "responses" if CORPUS is not None else None
+RESPONSES = ROOT_DIR / "responses" if ROOT_DIR is not None else None
 
 
 def corpus() -> list[Any]:
@@ -53,12 +53,7 @@ def run(chunks: list[bytes]) -> tuple[list[StreamEvent], list[str]]:
 
 
 def chunkings(body: bytes) -> dict[str, list[bytes]]:
-    return {
-        "whole": [body],
-        "1-byte": [body[i : i + 1] for i in range(len(body))],
-        "1..97": random_chunks(body, seed=97, max_size=97),
-        "1..4096": random_chunks(body, seed=4096, max_size=4096),
-    }
+    return {name: chunked(body, name) for name in CHUNKINGS}
 
 
 def _arguments(raw: str) -> Any:

@@ -22,6 +22,7 @@ from navagent.gateway.settings import GatewaySettings
 from tests.certs import make_pki
 from tests.fixed_schema import CHAT_STREAM_METHOD, fixed_schema
 from tests.gateway.provider_bodies import openai_text, openai_tool_call
+from tests.gateway.streams import transcript
 from tests.gateway.test_dispatch import KEY, Provider, route, status, stream, table
 
 HELLO = pb.ChatStreamRequest(messages=[pb.ChatMessage(role="user", content="hello")])
@@ -99,6 +100,35 @@ async def test_fixed_schema_client_streams_successfully(start_gateway) -> None:
         events = [event async for event in method(request)]
     assert [e.WhichOneof("event") for e in events] == ["content_delta", "message"]
     assert events[-1].message.content == "Hi"
+
+
+async def test_refusal_is_its_own_event_for_extended_clients_and_text_for_fixed_ones(
+    start_gateway,
+) -> None:
+    refusal = "I’m sorry, I can’t help with that."
+    provider = Provider(a=[stream([transcript("openai", "refusal_deltas")])] * 2)
+    gateway = await start_gateway(table(route("a")), provider)
+
+    extended = await call(
+        gateway, pb.ChatStreamRequest(messages=HELLO.messages, extended_events=True)
+    )
+    assert set(kinds(extended)[:-2]) == {"refusal_delta"}
+    assert "".join(e.refusal_delta.text for e in extended[:-2]) == refusal
+    assert extended[-2].turn_end.finish_reason == "refusal"
+    assert (extended[-1].message.content, extended[-1].message.refusal) == ("", refusal)
+
+    fixed = fixed_schema()
+    async with grpc.aio.insecure_channel(gateway.address) as channel:
+        method = channel.unary_stream(
+            CHAT_STREAM_METHOD,
+            request_serializer=fixed.ChatStreamRequest.SerializeToString,
+            response_deserializer=fixed.ChatStreamEvent.FromString,
+        )
+        request = fixed.ChatStreamRequest(messages=[fixed.ChatMessage(role="user", content="hi")])
+        plain = [event async for event in method(request)]
+    assert {e.WhichOneof("event") for e in plain[:-1]} == {"content_delta"}
+    assert "".join(e.content_delta.text for e in plain[:-1]) == refusal
+    assert plain[-1].message.content == refusal
 
 
 async def test_upstream_error_is_one_error_event(start_gateway) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart
+from navagent.core.events import RefusalDelta, TextDelta, ThinkingDelta, ToolCallStart
 from tests.gateway.streams import final_message, translate, turn_end
 
 _pieces = st.text(max_size=6) | st.sampled_from(["é", "🦅", "\u2028", "\r\n", "data: x", "\n\n"])
@@ -41,20 +41,22 @@ def _sse(data: Any, event: str | None = None) -> str:
 _openai_parts = st.lists(
     st.one_of(
         st.tuples(st.just("text"), _pieces),
+        st.tuples(st.just("refusal"), _pieces),
         st.tuples(st.just("tool"), st.integers(0, 2), _fragments()),
     ),
     max_size=12,
 )
 
 
-def _openai_body(parts: list[tuple[Any, ...]]) -> tuple[bytes, str, dict[int, str]]:
+def _openai_body(parts: list[tuple[Any, ...]]) -> tuple[bytes, dict[str, str], dict[int, str]]:
     events = [_sse({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})]
-    text, named = "", set()
+    texts, named = {"text": "", "refusal": ""}, set()
     arguments: dict[int, str] = {}
     for part in parts:
-        if part[0] == "text":
-            text += part[1]
-            events.append(_sse({"choices": [{"index": 0, "delta": {"content": part[1]}}]}))
+        if part[0] in texts:
+            texts[part[0]] += part[1]
+            key = "content" if part[0] == "text" else "refusal"
+            events.append(_sse({"choices": [{"index": 0, "delta": {key: part[1]}}]}))
             continue
         _, index, fragments = part
         for fragment in fragments or [None]:
@@ -68,7 +70,7 @@ def _openai_body(parts: list[tuple[Any, ...]]) -> tuple[bytes, str, dict[int, st
     events.append(_sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
     events.append(_sse({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}}))
     events.append(_sse("[DONE]"))
-    return "".join(events).encode(), text, arguments
+    return "".join(events).encode(), texts, arguments
 
 
 @settings(max_examples=500)
@@ -76,10 +78,14 @@ def _openai_body(parts: list[tuple[Any, ...]]) -> tuple[bytes, str, dict[int, st
 def test_openai_stream_property_deltas_fold_into_the_final_message(
     data: st.DataObject, parts: list[tuple[Any, ...]]
 ) -> None:
-    body, text, arguments = _openai_body(parts)
+    body, texts, arguments = _openai_body(parts)
     events = translate("openai", data.draw(_split(body)))
     message = final_message(events).message
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == message.content == text
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == message.content == texts["text"]
+    refusal = "".join(e.text for e in events if isinstance(e, RefusalDelta))
+    assert refusal == message.refusal == texts["refusal"]
+    assert turn_end(events).finish_reason == ("refusal" if refusal else "stop")
     # Calls in order of first appearance; ToolCallStart.index is that position.
     order = list(dict.fromkeys(part[1] for part in parts if part[0] == "tool"))
     assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [

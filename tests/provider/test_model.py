@@ -335,10 +335,40 @@ def test_any_conversation_gets_a_well_formed_plan(conversation: Conversation) ->
             assert isinstance(call.arguments["name"], str) and call.arguments["name"]
         assert set(call.arguments) <= {"name", "image", "command", "lines"}
     if isinstance(conversation.messages[-1], ToolResultMessage):
-        assert not plan.tool_calls  # after results it answers in text
+        # After results: text, or a follow-up round for what the results newly
+        # resolved; never a call already made since the last user message.
+        last_user = max(
+            (i for i, m in enumerate(conversation.messages) if isinstance(m, UserMessage)),
+            default=-1,
+        )
+        made = [
+            (call.name, call.parsed_arguments())
+            for message in conversation.messages[last_user + 1 :]
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls
+        ]
+        assert all((call.name, call.arguments) not in made for call in plan.tool_calls)
 
 
 @settings(max_examples=100, deadline=None)
 @given(conversations())
 def test_the_model_is_deterministic(conversation: Conversation) -> None:
     assert plan_reply(conversation) == plan_reply(conversation)
+
+
+def test_results_that_resolve_a_reference_get_a_follow_up_call() -> None:
+    request = UserMessage(content="List my sandboxes, then show the logs of the second one.")
+    tools = ("sandbox_list", "sandbox_logs")
+    first = plan_reply(Conversation(messages=(request,), tools=tools))
+    assert [call.name for call in first.tool_calls] == ["sandbox_list"]
+    listed = AssistantMessage(tool_calls=(ToolCall(id="c1", name="sandbox_list"),))
+    table = "NAME         PHASE\ndev-box      Ready\ngpu-trainer  Error\n"
+    history = (request, listed, ToolResultMessage(tool_call_id="c1", content=table))
+    second = plan_reply(Conversation(messages=history, tools=tools))
+    assert second.tool_calls == (PlannedCall("sandbox_logs", {"name": "gpu-trainer"}),)
+    logs = AssistantMessage(
+        tool_calls=(ToolCall(id="c2", name="sandbox_logs", arguments='{"name": "gpu-trainer"}'),)
+    )
+    done = (*history, logs, ToolResultMessage(tool_call_id="c2", content="ImagePullBackOff"))
+    third = plan_reply(Conversation(messages=done, tools=tools))
+    assert not third.tool_calls and "gpu-trainer" in third.text
