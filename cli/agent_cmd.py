@@ -149,8 +149,12 @@ def agent(
         ),
     ] = False,
     demo_provider: Annotated[
-        Literal["openai", "anthropic"],
-        typer.Option(help="Wire format the simulated model speaks.", rich_help_panel=_DEMO),
+        Literal["openai", "openai-responses", "anthropic"],
+        typer.Option(
+            help="Wire format the simulated model speaks (openai: Chat Completions,"
+            " openai-responses: Responses, with reasoning).",
+            rich_help_panel=_DEMO,
+        ),
     ] = "openai",
 ) -> None:
     """Chat with an agent that operates your Navigator cluster through `nav`.

@@ -54,7 +54,7 @@ def provider(
         typer.Option(min=0, help="Delay between streamed events in ms; 0 = as fast as possible."),
     ] = 0.0,
 ) -> None:
-    r"""Serve the simulated OpenAI + Anthropic API until interrupted.
+    r"""Serve the simulated OpenAI (Chat Completions, Responses) + Anthropic API until interrupted.
 
     OpenAI clients use base URL http://HOST:PORT/v1, Anthropic clients
     http://HOST:PORT; any non-empty API key is accepted. Set NAV_SIM_CLOCK

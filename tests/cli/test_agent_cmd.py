@@ -267,7 +267,24 @@ def test_own_nav_as_tool_binary_fails_at_start(env) -> None:
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_demo_on_responses_carries_reasoning_across_the_tool_loop(env) -> None:
+    result = run_nav(
+        "agent",
+        "--demo",
+        "--demo-provider",
+        "openai-responses",
+        "-p",
+        "list my sandboxes, then show the logs of the second one",
+        env=env,
+    )
+    # Three model calls; the second and third could only be accepted by the
+    # simulator with the earlier encrypted reasoning items sent back intact.
+    assert "3 model calls" in result.stderr, result.stderr
+    assert "I will call sandbox_logs" in result.stderr  # a reasoning summary, shown as thinking
+    assert "gpu-trainer" in result.stdout and "ImagePullBackOff" in result.stdout
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic"])
 def test_usage_line_shows_prompt_cache_reads_on_both_providers(env, provider) -> None:
     # Two model calls on one history: the second repeats the first's prefix.
     result = run_nav(
