@@ -219,6 +219,7 @@ async def _translate(
     loop = asyncio.get_running_loop()
     progress = translator.progress
     deadline, expired = first_content_by, timeouts.first_content_error()
+    idle_error = timeouts.idle_error()
     streaming = False  # True once content arrived: then `deadline` is the idle deadline
     while not translator.done:
         try:
@@ -241,7 +242,7 @@ async def _translate(
             )
         if translator.progress != progress:
             progress = translator.progress
-            deadline, expired = loop.time() + timeouts.idle_s, timeouts.idle_error()
+            deadline, expired = loop.time() + timeouts.idle_s, idle_error
             streaming = True
         if batch:
             handed_over = loop.time()
