@@ -37,7 +37,7 @@ from navagent.core.messages import (
 )
 from navagent.gateway._origin import route_origin
 from navagent.gateway._types import UpstreamRequest
-from navagent.gateway._urls import api_url
+from navagent.gateway._urls import openai_style_request
 from navagent.gateway.openai_responses.wire import (
     FunctionToolParam,
     InputItem,
@@ -77,15 +77,7 @@ def build_request(
         body["max_output_tokens"] = request.max_tokens
     if request.temperature is not None and not reasoning:
         body["temperature"] = request.temperature
-    return UpstreamRequest(
-        url=api_url(endpoint, "responses"),
-        headers={
-            "authorization": f"Bearer {api_key}",
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-        },
-        body=dict(body),
-    )
+    return openai_style_request(endpoint, "responses", api_key=api_key, body=body)
 
 
 def build_input(messages: tuple[Message, ...], *, origin: str) -> list[InputItem]:
