@@ -120,15 +120,18 @@ def _check_bindable(listen: str) -> None:
         )
     except (socket.gaierror, UnicodeError) as exc:
         raise RuntimeError(f"cannot listen on {listen}: unknown host {host!r} ({exc})") from None
+    except OverflowError:
+        raise RuntimeError(f"cannot listen on {listen}: port out of range") from None
     for family, kind, proto, _name, address in infos:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind(address)
             except OSError as exc:
+                # Only "in use" is certain; anything else (an address family the
+                # host lacks) is gRPC's to judge, as it binds what it can.
                 if exc.errno == errno.EADDRINUSE:
                     raise RuntimeError(f"address already in use: {listen}") from None
-                raise RuntimeError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
 
 
 def _read(path: Path) -> bytes:
