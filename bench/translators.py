@@ -21,13 +21,15 @@ times, on the same chunks:
   least any reader must do.
 
 Each figure is the best of several repeats, run in interleaved rounds (the
-machine is shared). Targets:
-ours >= 2x SDK core and floor/ours within 2.5x.
+machine is shared). Targets: ours >= 2x SDK core and floor/ours within 2.5x;
+for Responses (issue 13): ours >= 20x the SDK's `responses.stream`
+accumulation on the same chunks, and within 2x of the floor at 2,000 events.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import time
@@ -41,7 +43,9 @@ import openai
 from anthropic.lib.streaming import MessageStream
 from anthropic.types import RawMessageStreamEvent
 from openai.lib.streaming.chat import ChatCompletionStream
+from openai.lib.streaming.responses import ResponseStream
 from openai.types.chat import ChatCompletionChunk
+from openai.types.responses import ResponseStreamEvent
 
 from navagent.core.events import MessageComplete
 from navagent.gateway.protocols import PROTOCOLS
@@ -169,6 +173,148 @@ def anthropic_stream(events: int, rng: random.Random) -> bytes:
     return "".join(out).encode()
 
 
+def responses_stream(events: int, rng: random.Random) -> bytes:
+    """A gpt-5-style Responses stream: reasoning summary, text, two calls, the final response.
+
+    As on the real wire, each event carries its `sequence_number`, deltas carry
+    `obfuscation` padding, and `response.completed` repeats the whole output.
+    """
+    seq = itertools.count()
+
+    def ev(kind: str, **fields: Any) -> str:
+        return _sse({"type": kind, "sequence_number": next(seq), **fields}, kind)
+
+    def pad() -> str:
+        return "".join(rng.choice("abcdefXYZ0123") for _ in range(rng.randint(2, 12)))
+
+    response: dict[str, Any] = {
+        "id": "resp_0050471a34b36ae60068c97b94a480819587a9d70cf2979b33",
+        "object": "response",
+        "created_at": 1758034836,
+        "status": "in_progress",
+        "model": "gpt-5-2025-08-07",
+        "output": [],
+        "usage": None,
+    }
+    out = [ev("response.created", response=response), ev("response.in_progress", response=response)]
+    body_events = events - 20
+    summary_events = body_events // 10
+    text_events = body_events * 7 // 10
+    fragments = (body_events - summary_events - text_events) // 2
+    rs = "rs_0050471a34b36ae60068c97bac4dcc819595fd0f80d6b3c405"
+    encrypted = "gAAAAAB" + "x" * 3000
+    out.append(
+        ev(
+            "response.output_item.added",
+            output_index=0,
+            item={"id": rs, "type": "reasoning", "summary": []},
+        )
+    )
+    summary: list[str] = []
+    where = {"item_id": rs, "output_index": 0, "summary_index": 0}
+    empty_summary = {"type": "summary_text", "text": ""}
+    out.append(ev("response.reasoning_summary_part.added", **where, part=empty_summary))
+    for _ in range(summary_events):
+        piece = _pieces(rng)
+        summary.append(piece)
+        out.append(
+            ev(
+                "response.reasoning_summary_text.delta",
+                item_id=rs,
+                output_index=0,
+                summary_index=0,
+                delta=piece,
+                obfuscation=pad(),
+            )
+        )
+    summary_part = {"type": "summary_text", "text": "".join(summary)}
+    out.append(ev("response.reasoning_summary_part.done", **where, part=summary_part))
+    reasoning = {
+        "id": rs,
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "".join(summary)}],
+        "encrypted_content": encrypted,
+    }
+    out.append(ev("response.output_item.done", output_index=0, item=reasoning))
+    msg = "msg_0050471a34b36ae60068c97bf19d9c819590eaf42c0edc1042"
+    item = {
+        "id": msg,
+        "type": "message",
+        "status": "in_progress",
+        "content": [],
+        "role": "assistant",
+    }
+    out.append(ev("response.output_item.added", output_index=1, item=item))
+    at = {"item_id": msg, "output_index": 1, "content_index": 0}
+    empty = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    out.append(ev("response.content_part.added", **at, part=empty))
+    text: list[str] = []
+    for _ in range(text_events):
+        piece = _pieces(rng)
+        text.append(piece)
+        out.append(
+            ev(
+                "response.output_text.delta",
+                item_id=msg,
+                output_index=1,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+                obfuscation=pad(),
+            )
+        )
+    part = {**empty, "text": "".join(text)}
+    out.append(ev("response.output_text.done", **at, text=part["text"], logprobs=[]))
+    out.append(ev("response.content_part.done", **at, part=part))
+    message = {**item, "status": "completed", "content": [part]}
+    out.append(ev("response.output_item.done", output_index=1, item=message))
+    output: list[dict[str, Any]] = [reasoning, message]
+    for call in range(2):
+        fc = f"fc_{call}050471a34b36ae60068c97bf19d9c819590eaf42c0edc104"
+        call_item = {
+            "id": fc,
+            "type": "function_call",
+            "status": "in_progress",
+            "arguments": "",
+            "call_id": f"call_{call}WXgs68YprAjp6t0371hiPOI",
+            "name": "sandbox_logs",
+        }
+        out.append(ev("response.output_item.added", output_index=2 + call, item=call_item))
+        args = json.dumps({"names": [rng.choice(WORDS) for _ in range(fragments)]})
+        step = max(1, len(args) // max(1, fragments - 1))
+        for start in range(0, len(args), step):
+            out.append(
+                ev(
+                    "response.function_call_arguments.delta",
+                    item_id=fc,
+                    output_index=2 + call,
+                    delta=args[start : start + step],
+                    obfuscation=pad(),
+                )
+            )
+        out.append(
+            ev(
+                "response.function_call_arguments.done",
+                item_id=fc,
+                output_index=2 + call,
+                arguments=args,
+            )
+        )
+        done = {**call_item, "status": "completed", "arguments": args}
+        out.append(ev("response.output_item.done", output_index=2 + call, item=done))
+        output.append(done)
+    usage = {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 1024},
+        "output_tokens": events,
+        "output_tokens_details": {"reasoning_tokens": 448},
+        "total_tokens": 1200 + events,
+    }
+    final = {**response, "status": "completed", "output": output, "usage": usage}
+    out.append(ev("response.completed", response=final))
+    return "".join(out).encode()
+
+
 def network_chunks(body: bytes, rng: random.Random) -> list[bytes]:
     chunks, i = [], 0
     while i < len(body):
@@ -243,6 +389,41 @@ def openai_sdk_client() -> Callable[[list[bytes]], str]:
             for _ in stream:
                 pass
             return stream.get_final_completion().choices[0].message.content or ""
+
+    return run
+
+
+def responses_sdk_core() -> Callable[[list[bytes]], str]:
+    client = openai.OpenAI(api_key=FAKE_KEY, base_url="http://localhost/v1")
+
+    def run(chunks: list[bytes]) -> str:
+        # ResponseStreamEvent is a union alias, which Stream's `type[_T]` cannot express.
+        event_type: Any = ResponseStreamEvent
+        raw: openai.Stream[Any] = openai.Stream(
+            cast_to=event_type, response=_response(chunks), client=client
+        )
+        stream = ResponseStream(
+            raw_stream=raw, text_format=openai.omit, input_tools=openai.omit, starting_after=None
+        )
+        for _ in stream:
+            pass
+        return stream.get_final_response().output_text
+
+    return run
+
+
+def responses_sdk_client() -> Callable[[list[bytes]], str]:
+    box: list[list[bytes]] = [[]]
+    client = openai.OpenAI(
+        api_key=FAKE_KEY, base_url="http://localhost/v1", http_client=_transport_client(box)
+    )
+
+    def run(chunks: list[bytes]) -> str:
+        box[0] = chunks
+        with client.responses.stream(model="gpt-5", input="hi") as stream:
+            for _ in stream:
+                pass
+            return stream.get_final_response().output_text
 
     return run
 
@@ -333,6 +514,12 @@ def main() -> None:
     warnings.simplefilter("ignore", DeprecationWarning)  # SDK model-name deprecation notices
     providers = {
         "openai": ("openai_chat_completions", openai_stream, openai_sdk_core, openai_sdk_client),
+        "responses": (
+            "openai_responses",
+            responses_stream,
+            responses_sdk_core,
+            responses_sdk_client,
+        ),
         "anthropic": (
             "anthropic_messages",
             anthropic_stream,
@@ -370,12 +557,20 @@ def main() -> None:
                 f"{rate['floor']:>10,.0f}{mbps['floor']:>7.1f} | "
                 f"{vs_core:>8.1f}x{vs_client:>11.1f}x{vs_floor:>10.2f}x"
             )
+            if provider == "responses":  # issue 13's targets
+                if min(vs_core, vs_client) < 20:
+                    slower = min(vs_core, vs_client)
+                    failures.append(f"{provider}/{events}: only {slower:.1f}x the SDK stream")
+                if size == 2_000 and vs_floor > 2:
+                    failures.append(f"{provider}/{events}: {vs_floor:.2f}x the floor")
+                continue
             if vs_core < 2:
                 failures.append(f"{provider}/{events}: only {vs_core:.1f}x the SDK core")
             if vs_floor > 2.5:
                 failures.append(f"{provider}/{events}: {vs_floor:.2f}x the floor")
     print()
-    print("targets: ours/core >= 2x, floor/ours <= 2.5x (time ours / time floor)")
+    print("targets: ours/core >= 2x, floor/ours <= 2.5x (time ours / time floor);")
+    print("responses: ours >= 20x the SDK (core and responses.stream), floor/ours <= 2x at 2,000")
     print("all targets met" if not failures else "MISSED: " + "; ".join(failures))
 
 

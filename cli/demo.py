@@ -33,7 +33,7 @@ __all__ = [
     "find_nav_sim",
 ]
 
-DemoProvider = Literal["openai", "anthropic"]
+DemoProvider = Literal["openai", "openai-responses", "anthropic"]
 DEMO_CLUSTER = "demo"
 """The cluster `nav-sim` seeds with three sandboxes (dev-box, gpu-trainer, py-worker)."""
 DEMO_PROMPTS = (
@@ -43,10 +43,18 @@ DEMO_PROMPTS = (
     "delete py-worker",
     "list the providers and inference routes",
 )
-"""Requests the simulated model's keyword rules understand (`fixtures/provider/_intents`)."""
+"""Example requests the banner shows; tests/cli/test_demo_prompts.py runs each one."""
 _PROTOCOLS: dict[DemoProvider, str] = {
     "openai": "openai_chat_completions",
+    "openai-responses": "openai_responses",
     "anthropic": "anthropic_messages",
+}
+_MODELS: dict[DemoProvider, str] = {
+    "openai": "simulated",
+    # A reasoning model's name: the simulator then streams reasoning summaries
+    # and encrypted reasoning items, which the gateway carries across tool calls.
+    "openai-responses": "gpt-5-mini",
+    "anthropic": "simulated",
 }
 _PLACEHOLDER_KEY = "sim-demo-key"  # the simulator accepts any non-empty key
 
@@ -96,6 +104,7 @@ class DemoStack:
             pacing_ms: Delay between streamed events, so streaming is visible.
         """
         self._protocol = _PROTOCOLS[provider]
+        self._model = _MODELS[provider]
         self._routing_hint = routing_hint
         self._pacing_ms = pacing_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
@@ -143,7 +152,7 @@ class DemoStack:
                     {
                         "routing_hint": self._routing_hint,
                         "endpoint": self._provider.base_url,
-                        "model": "simulated",
+                        "model": self._model,
                         "protocols": [self._protocol],
                         "api_key": _PLACEHOLDER_KEY,
                     }

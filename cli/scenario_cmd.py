@@ -23,6 +23,13 @@ __all__ = ["ProviderChoice", "scenario_app"]
 scenario_app = typer.Typer(
     help="Replay and record scenario conversations (see scenarios/README.md).",
     no_args_is_help=True,
+    epilog=(
+        "Examples:\n\n"
+        "  nav scenario list\n\n"
+        "  nav scenario replay                      # every scenario, both providers\n\n"
+        "  nav scenario replay scenarios/list.yaml --provider openai -v\n\n"
+        "  nav scenario record list-sandboxes --provider both --sim"
+    ),
 )
 
 
@@ -30,32 +37,35 @@ class ProviderChoice(StrEnum):
     """Which provider's cassettes to use."""
 
     openai = "openai"
+    openai_responses = "openai-responses"
     anthropic = "anthropic"
     both = "both"
+    """openai and anthropic (kept from before the third provider)."""
+    all = "all"
 
     @property
     def providers(self) -> tuple[Provider, ...]:
         """The providers this choice stands for."""
-        if self is ProviderChoice.openai:
-            return ("openai",)
-        if self is ProviderChoice.anthropic:
-            return ("anthropic",)
-        return ("openai", "anthropic")
+        if self is ProviderChoice.all:
+            return ("openai", "openai-responses", "anthropic")
+        if self is ProviderChoice.both:
+            return ("openai", "anthropic")
+        return (self.value,)  # type: ignore[return-value]
 
 
 PathsArgument = Annotated[
     list[Path] | None,
     typer.Argument(
-        help="Scenario files or folders [default: scenarios/ in the current directory].",
-        show_default=False,
+        help="Scenario files or folders.",
+        show_default="scenarios/ in the current directory",
     ),
 ]
 CassettesOption = Annotated[
     Path | None,
     typer.Option(
         "--cassettes",
-        help="Cassette folder [default: cassettes/ beside each scenario's folder].",
-        show_default=False,
+        help="Cassette folder.",
+        show_default="cassettes/ beside each scenario's folder",
     ),
 ]
 
@@ -93,13 +103,13 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
         missing = [p for p in PROVIDERS if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
-        typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<18}  {scenario.summary}")
+        typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
     typer.echo(f"{len(scenarios)} scenarios")
 
 
 def _result_line(result: ReplayResult) -> str:
     status = "PASS" if result.passed else "FAIL"
-    line = f"{status}  {result.job.label:<44} {result.duration_s:5.2f}s"
+    line = f"{status}  {result.job.label:<51} {result.duration_s:5.2f}s"
     return line if result.passed else f"{line}  {result.reason}"
 
 
@@ -107,8 +117,12 @@ def _result_line(result: ReplayResult) -> str:
 def replay(
     paths: PathsArgument = None,
     provider: Annotated[
-        ProviderChoice, typer.Option(help="Replay the cassettes of this provider, or both.")
-    ] = ProviderChoice.both,
+        ProviderChoice,
+        typer.Option(
+            help="Replay the cassettes of this provider; all: the three, both: openai and"
+            " anthropic."
+        ),
+    ] = ProviderChoice.all,
     cassettes: CassettesOption = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show every problem and the request diff.")
@@ -170,7 +184,10 @@ def record(
     scenario: Annotated[str, typer.Argument(help="A scenario file, or an id in scenarios/.")],
     provider: Annotated[
         ProviderChoice,
-        typer.Option(help="Whose wire format to record (both: one after the other)."),
+        typer.Option(
+            help="Whose wire format to record (all: the three, both: openai and anthropic,"
+            " one after the other)."
+        ),
     ],
     sim: Annotated[
         bool,
@@ -178,13 +195,11 @@ def record(
     ] = False,
     endpoint: Annotated[
         str | None,
-        typer.Option(
-            help="Real API base URL [default: the provider's public API].", show_default=False
-        ),
+        typer.Option(help="Real API base URL.", show_default="the provider's public API"),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(help="Model to record with [default: the scenario's].", show_default=False),
+        typer.Option(help="Model to record with.", show_default="the scenario's"),
     ] = None,
     cassettes: CassettesOption = None,
     force: Annotated[
@@ -208,7 +223,7 @@ def record(
     loaded = _find_scenario(scenario)
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
-    if not sim and provider is ProviderChoice.both and (endpoint or model):
+    if not sim and len(provider.providers) > 1 and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
     folder = _cassette_dir(loaded, cassettes)
     try:  # every key is checked before anything is recorded

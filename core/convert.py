@@ -88,7 +88,14 @@ def message_to_proto(message: Message) -> pb.ChatMessage:
                 ],
                 thinking=[
                     pb.ThinkingBlock(
-                        text=part.text, signature=part.signature, redacted_data=part.redacted_data
+                        text=part.text,
+                        signature=part.signature,
+                        redacted_data=part.redacted_data,
+                        item_id=part.item_id,
+                        encrypted_content=part.encrypted_content,
+                        summary=part.summary,
+                        origin=part.origin,
+                        after_tool_calls=part.after_tool_calls,
                     )
                     for part in message.thinking
                 ],
@@ -124,7 +131,14 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
             ),
             thinking=tuple(
                 ThinkingPart(
-                    text=block.text, signature=block.signature, redacted_data=block.redacted_data
+                    text=block.text,
+                    signature=block.signature,
+                    redacted_data=block.redacted_data,
+                    item_id=block.item_id,
+                    encrypted_content=block.encrypted_content,
+                    summary=tuple(block.summary),
+                    origin=block.origin,
+                    after_tool_calls=block.after_tool_calls,
                 )
                 for block in message.thinking
             ),
@@ -142,7 +156,10 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
 def _tool_call_from_proto(call: pb.ToolCall, *, where: str) -> ToolCall:
     if not call.id or not call.name:
         raise InvalidMessageError(f"{where}: a tool call needs an id and a name")
-    problem = _json_problem(call.arguments)
+    # NaN or Infinity in arguments is only invalid JSON, which arguments may be
+    # (kept raw for the agent to tell the model); an unpaired surrogate cannot
+    # even be encoded for a provider.
+    problem = _json_problem(call.arguments, constants_allowed=True)
     if problem:
         raise InvalidMessageError(f"{where} ({call.name}): arguments {problem}")
     return ToolCall(id=call.id, name=call.name, arguments=call.arguments)
@@ -156,14 +173,15 @@ def _reject_constant(name: str) -> Any:
     raise _NonFiniteError(name)
 
 
-def _json_problem(text: str) -> str | None:
+def _json_problem(text: str, *, constants_allowed: bool = False) -> str | None:
     """Why `text` is JSON no provider accepts (NaN, Infinity, lone surrogates), or None.
 
     Text that is not JSON at all is not a problem here: arguments are kept raw
-    so the agent can tell the model, and schemas are checked separately.
+    so the agent can tell the model, and schemas are checked separately. With
+    `constants_allowed`, NaN and Infinity count as such non-JSON text.
     """
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=None if constants_allowed else _reject_constant)
     except _NonFiniteError as exc:
         return f"contain {exc.args[0]}, which JSON does not allow"
     except (ValueError, RecursionError):

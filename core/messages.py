@@ -35,6 +35,11 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _not_json(name: str) -> Any:
+    """Refuse NaN and Infinity, which Python's json accepts and JSON does not."""
+    raise ValueError(f"{name} is not JSON")
+
+
 class ToolCall(FrozenModel):
     """One call the model asked for."""
 
@@ -57,8 +62,12 @@ class ToolCall(FrozenModel):
     def parsed_arguments(self) -> dict[str, Any] | None:
         """Return the arguments as a dict, or None when they are not a JSON object."""
         try:
-            value = json.loads(self.arguments) if self.arguments.strip() else {}
-        except ValueError:
+            value = (
+                json.loads(self.arguments, parse_constant=_not_json)
+                if self.arguments.strip()
+                else {}
+            )
+        except (ValueError, RecursionError):
             return None
         return value if isinstance(value, dict) else None
 
@@ -68,14 +77,35 @@ class ThinkingPart(FrozenModel):
 
     Anthropic requires the thinking blocks of the last assistant turn, with
     their signatures, to be replayed unchanged when tool results follow.
+    OpenAI Responses reasoning items (`item_id`, `encrypted_content`) are sent
+    back in their place, before the calls that followed them, so the model
+    keeps its reasoning across a tool loop. Each protocol replays only the
+    parts it produced itself (see `origin`); the others are dropped, which
+    every provider accepts.
     """
 
     text: str = ""
-    """The (possibly summarised) reasoning text."""
+    """The (possibly summarised) reasoning text; Responses summary parts joined by a blank line."""
     signature: str = ""
     """Opaque provider signature that authenticates `text`."""
     redacted_data: str = ""
     """Encrypted content of a redacted block; set instead of `text`."""
+    item_id: str = ""
+    """OpenAI Responses reasoning item id (`rs_...`)."""
+    encrypted_content: str = ""
+    """OpenAI Responses opaque reasoning state (`include: ["reasoning.encrypted_content"]`)."""
+    summary: tuple[str, ...] = ()
+    """OpenAI Responses summary parts, as received (`text` is them joined)."""
+    origin: str = ""
+    """Which route may read the opaque fields back: `<protocol>:<digest of endpoint and model>`.
+
+    Set by the translator of the route that produced the part; a request
+    builder replays an opaque part only to a route with the same origin, so a
+    failover to another provider never sends it reasoning it cannot decrypt.
+    """
+    after_tool_calls: int = 0
+    """How many of the message's tool calls came before this part (Responses
+    output items interleave: reasoning, call, reasoning, call)."""
 
 
 class SystemMessage(FrozenModel):

@@ -26,7 +26,7 @@ def _uvloop() -> Any | None:
 
 
 def loop_name() -> str:
-    """ "uvloop" or "asyncio": what `run` will use."""
+    """Which loop `run` will use: "uvloop" or "asyncio"."""
     return "asyncio" if _uvloop() is None else "uvloop"
 
 

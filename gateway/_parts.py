@@ -34,6 +34,7 @@ __all__ = ["IncompleteToolCallError", "PartsAccumulator"]
 # validator directly still validates, but skips the BaseModel.__init__ frame
 # (about a third of the construction cost; see bench/translators.py).
 _text_delta = TextDelta.__pydantic_validator__.validate_python
+_thinking_delta = ThinkingDelta.__pydantic_validator__.validate_python
 
 
 class IncompleteToolCallError(ValueError):
@@ -52,12 +53,24 @@ class _ToolCallState:
 
 
 class _ThinkingState:
-    __slots__ = ("redacted_data", "signature", "text")
+    __slots__ = (
+        "after_tool_calls",
+        "encrypted_content",
+        "item_id",
+        "redacted_data",
+        "signature",
+        "summary",
+        "text",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, after_tool_calls: int) -> None:
         self.text = _Rope()
         self.signature = ""
         self.redacted_data = ""
+        self.item_id = ""
+        self.encrypted_content = ""
+        self.summary: list[list[str]] = []
+        self.after_tool_calls = after_tool_calls
 
 
 class PartsAccumulator:
@@ -123,9 +136,47 @@ class PartsAccumulator:
     def _thinking_part(self, key: Hashable) -> _ThinkingState:
         part = self._thinking_by_key.get(key)
         if part is None:
-            part = self._thinking_by_key[key] = _ThinkingState()
+            part = self._thinking_by_key[key] = _ThinkingState(len(self._calls))
             self._thinking.append(part)
         return part
+
+    # --- reasoning items (OpenAI Responses) -------------------------------
+
+    def reasoning_item(self, key: Hashable, item_id: str) -> None:
+        """Open reasoning item `key`; its place is after the tool calls seen so far."""
+        self._thinking_part(key).item_id = item_id
+
+    def reasoning_summary(self, key: Hashable, index: int, text: str) -> ThinkingDelta | None:
+        """Record a piece of summary part `index`; parts are joined by a blank line."""
+        part = self._thinking_part(key)
+        events = ""
+        while len(part.summary) <= index:
+            if part.summary and part.text:
+                events += "\n\n"
+            part.summary.append([])
+        part.summary[index].append(text)
+        events += text
+        if not events:
+            return None
+        self.progress += len(events)
+        part.text.append(events)
+        return _thinking_delta({"text": events})  # type: ignore[no-any-return]
+
+    def reasoning_done(
+        self, key: Hashable, *, encrypted_content: str, summary: list[str] | None
+    ) -> None:
+        """Finish reasoning item `key` with the provider's final state.
+
+        The final item is authoritative for the opaque content (it can differ
+        from the one `output_item.added` carried) and for summaries that came
+        without deltas.
+        """
+        part = self._thinking_part(key)
+        part.encrypted_content = encrypted_content
+        if summary and not any(part.summary):
+            part.summary = [[text] for text in summary]
+            part.text = _Rope()
+            part.text.append("\n\n".join(summary))
 
     # --- tool calls ------------------------------------------------------
 
@@ -177,8 +228,12 @@ class PartsAccumulator:
 
     # --- result ----------------------------------------------------------
 
-    def message(self) -> AssistantMessage:
+    def message(self, *, origin: str = "") -> AssistantMessage:
         """Return the finished assistant message.
+
+        Args:
+            origin: Stamped on reasoning items (`ThinkingPart.origin`): the
+                route that can read their encrypted content back.
 
         Raises:
             IncompleteToolCallError: a tool call never received a name.
@@ -200,6 +255,11 @@ class PartsAccumulator:
                     text=str(part.text),
                     signature=part.signature,
                     redacted_data=part.redacted_data,
+                    item_id=part.item_id,
+                    encrypted_content=part.encrypted_content,
+                    summary=tuple("".join(pieces) for pieces in part.summary),
+                    origin=origin if part.item_id else "",
+                    after_tool_calls=part.after_tool_calls if part.item_id else 0,
                 )
                 for part in self._thinking
             ),

@@ -37,9 +37,11 @@ class BaseStreamTranslator:
     finish_reasons: ClassVar[dict[str, FinishReason]]
     """Provider finish reason -> neutral one; anything else is "other"."""
 
-    __slots__ = ("_done", "_finish_reason", "_parts", "_token_usage")
+    __slots__ = ("_done", "_finish_reason", "_origin", "_parts", "_token_usage")
 
-    def __init__(self) -> None:
+    def __init__(self, *, origin: str = "") -> None:
+        """`origin`: the route this stream comes from (`ThinkingPart.origin`)."""
+        self._origin = origin
         self._parts = PartsAccumulator()
         self._done = False
         self._finish_reason = ""
@@ -77,7 +79,7 @@ class BaseStreamTranslator:
 
     def _complete(self) -> list[StreamEvent]:
         try:
-            message = self._parts.message()
+            message = self._parts.message(origin=self._origin)
         except IncompleteToolCallError as exc:
             return self._malformed(str(exc))
         self._done = True

@@ -14,7 +14,7 @@ from navagent.core.events import StreamEvent
 from navagent.core.messages import ChatRequest
 from navagent.gateway.sse import SSEEvent
 
-__all__ = ["RequestBuilder", "StreamTranslator", "UpstreamRequest"]
+__all__ = ["RequestBuilder", "StreamTranslator", "TranslatorFactory", "UpstreamRequest"]
 
 
 @dataclass(frozen=True)
@@ -65,4 +65,12 @@ class StreamTranslator(Protocol):
     @property
     def done(self) -> bool:
         """True once a terminal event was emitted; stop reading the body then."""
+        ...
+
+
+class TranslatorFactory(Protocol):
+    """Make a fresh `StreamTranslator`; `origin` is stamped on opaque reasoning it keeps."""
+
+    def __call__(self, *, origin: str = "") -> StreamTranslator:
+        """Return a translator for one response body."""
         ...

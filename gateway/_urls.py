@@ -1,8 +1,13 @@
-"""Upstream URL construction shared by the request builders."""
+"""Upstream URL and request construction shared by the request builders."""
 
 from __future__ import annotations
 
-__all__ = ["api_url"]
+from collections.abc import Mapping
+from typing import Any
+
+from navagent.gateway._types import UpstreamRequest
+
+__all__ = ["api_url", "openai_style_request"]
 
 
 def api_url(endpoint: str, path: str) -> str:
@@ -17,3 +22,18 @@ def api_url(endpoint: str, path: str) -> str:
     if base.endswith("/v1"):
         base = base[: -len("/v1")]
     return f"{base}/v1/{path.lstrip('/')}"
+
+
+def openai_style_request(
+    endpoint: str, path: str, *, api_key: str, body: Mapping[str, Any]
+) -> UpstreamRequest:
+    """A streaming JSON POST to an OpenAI API path, authorised with a bearer key."""
+    return UpstreamRequest(
+        url=api_url(endpoint, path),
+        headers={
+            "authorization": f"Bearer {api_key}",
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        },
+        body=dict(body),
+    )

@@ -8,7 +8,8 @@ and then only ever calls the four members of `ChatProtocol`:
     # POST upstream.url with upstream.headers and upstream.body as JSON.
     # On HTTP >= 400:  error = protocol.error_from_response(status, body_bytes)
     # On 200:
-    decoder, translator = SSEDecoder(), protocol.new_translator()
+    translator = protocol.translator_for(endpoint=..., model=...)
+    decoder = SSEDecoder()
     for chunk in body:                      # bytes, any split
         for sse in decoder.feed(chunk):
             yield from translator.handle(sse)
@@ -28,8 +29,14 @@ from types import MappingProxyType
 from typing import Literal
 
 from navagent.core.events import ChatError
-from navagent.gateway import anthropic, openai
-from navagent.gateway._types import RequestBuilder, StreamTranslator, UpstreamRequest
+from navagent.gateway import anthropic, openai, openai_responses
+from navagent.gateway._origin import route_origin
+from navagent.gateway._types import (
+    RequestBuilder,
+    StreamTranslator,
+    TranslatorFactory,
+    UpstreamRequest,
+)
 
 __all__ = [
     "ChatProtocol",
@@ -37,10 +44,11 @@ __all__ = [
     "ProtocolName",
     "RequestBuilder",
     "StreamTranslator",
+    "TranslatorFactory",
     "UpstreamRequest",
 ]
 
-ProtocolName = Literal["openai_chat_completions", "anthropic_messages"]
+ProtocolName = Literal["openai_chat_completions", "openai_responses", "anthropic_messages"]
 
 
 @dataclass(frozen=True)
@@ -51,10 +59,18 @@ class ChatProtocol:
     """The route protocol name, as written in routes files."""
     build_request: RequestBuilder
     """`(request, *, endpoint, model, api_key) -> UpstreamRequest`; pure."""
-    new_translator: Callable[[], StreamTranslator]
-    """A fresh stream translator; one per response body."""
+    new_translator: TranslatorFactory
+    """`(*, origin="") -> StreamTranslator`: a fresh translator; one per response body."""
     error_from_response: Callable[[int, bytes], ChatError]
     """HTTP status + error body (any content, even HTML or empty) -> classified `ChatError`."""
+
+    def translator_for(self, *, endpoint: str, model: str) -> StreamTranslator:
+        """A fresh translator for a response from `model` at `endpoint`.
+
+        It stamps opaque reasoning with the route's origin, so the next request
+        replays it only to the same route (see `navagent.gateway._origin`).
+        """
+        return self.new_translator(origin=route_origin(self.name, endpoint, model))
 
 
 PROTOCOLS: Mapping[str, ChatProtocol] = MappingProxyType(
@@ -64,6 +80,12 @@ PROTOCOLS: Mapping[str, ChatProtocol] = MappingProxyType(
             build_request=openai.build_request,
             new_translator=openai.OpenAIStreamTranslator,
             error_from_response=openai.error_from_response,
+        ),
+        "openai_responses": ChatProtocol(
+            name="openai_responses",
+            build_request=openai_responses.build_request,
+            new_translator=openai_responses.ResponsesStreamTranslator,
+            error_from_response=openai_responses.error_from_response,
         ),
         "anthropic_messages": ChatProtocol(
             name="anthropic_messages",

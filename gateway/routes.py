@@ -6,7 +6,7 @@ A routes file looks like::
       - routing_hint: agent
         endpoint: https://api.anthropic.com      # a trailing /v1 is tolerated
         model: claude-sonnet-4-5
-        protocols: [anthropic_messages]           # and/or openai_chat_completions
+        protocols: [anthropic_messages]           # and/or openai_chat_completions, openai_responses
         api_key_env: ANTHROPIC_API_KEY            # or api_key: <literal>
         enabled: true                             # optional, default true
 
@@ -45,8 +45,14 @@ __all__ = [
     "parse_routes",
 ]
 
-CHAT_PROTOCOLS: tuple[str, ...] = ("openai_chat_completions", "anthropic_messages")
-"""Protocols the Chat service can speak, in order of preference."""
+CHAT_PROTOCOLS: tuple[str, ...] = (
+    "openai_chat_completions",
+    "openai_responses",
+    "anthropic_messages",
+)
+"""Protocols the Chat service can speak; `Route.chat_protocol` says which one a route uses."""
+
+_OPENAI_PROTOCOLS = frozenset({"openai_chat_completions", "openai_responses"})
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -135,8 +141,16 @@ class Route(FrozenModel):
 
     @property
     def chat_protocol(self) -> str | None:
-        """The protocol the Chat service uses for this route, if it has one."""
-        return next((p for p in CHAT_PROTOCOLS if p in self.protocols), None)
+        """The protocol the Chat service uses for this route, if it has one.
+
+        An OpenAI protocol wins over `anthropic_messages`, as in Navigator;
+        between `openai_chat_completions` and `openai_responses` the one the
+        route lists first wins, so the operator chooses per route.
+        """
+        openai = next((p for p in self.protocols if p in _OPENAI_PROTOCOLS), None)
+        if openai is not None:
+            return openai
+        return "anthropic_messages" if "anthropic_messages" in self.protocols else None
 
 
 class RouteTable:

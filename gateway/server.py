@@ -126,14 +126,15 @@ def check_bindable(listen: str) -> None:
     """
     host, _, port = listen.rpartition(":")
     host = host.strip("[]")
-    if port == "0":
-        return
     try:
         infos = socket.getaddrinfo(
             host or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
     except (socket.gaierror, UnicodeError) as exc:
         raise RuntimeError(f"cannot listen on {listen}: unknown host {host!r} ({exc})") from None
+    except OverflowError:
+        raise RuntimeError(f"cannot listen on {listen}: port out of range") from None
+    failures: list[OSError] = []
     for family, kind, proto, _name, address in infos:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -142,7 +143,11 @@ def check_bindable(listen: str) -> None:
             except OSError as exc:
                 if exc.errno == errno.EADDRINUSE:
                     raise RuntimeError(f"address already in use: {listen}") from None
-                raise RuntimeError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+                failures.append(exc)
+    # gRPC binds every address it can; it fails only when none can be bound.
+    if failures and len(failures) == len(infos):
+        reason = failures[0].strerror or str(failures[0])
+        raise RuntimeError(f"cannot listen on {listen}: {reason}")
 
 
 def _read(path: Path) -> bytes:

@@ -42,7 +42,7 @@ from navagent.core.events import ChatError, StreamEvent
 from navagent.core.messages import ChatRequest
 from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message
-from navagent.gateway.protocols import PROTOCOLS, ChatProtocol
+from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
 from navagent.gateway.routes import Route
 from navagent.gateway.sse import SSEDecoder
 
@@ -191,7 +191,8 @@ class Upstream:
                     raise await _status_failure(protocol, route, response)
                 if not _is_event_stream(response):
                     raise await _not_a_stream(protocol, response)
-            async for batch in _translate(protocol, response, first_content_by, self.timeouts):
+            translator = protocol.translator_for(endpoint=route.endpoint, model=route.model)
+            async for batch in _translate(translator, response, first_content_by, self.timeouts):
                 yield batch
         except TimeoutError:
             raise UpstreamFailure(self.timeouts.first_content_error()) from None
@@ -205,7 +206,10 @@ class Upstream:
 
 
 async def _translate(
-    protocol: ChatProtocol, response: httpx.Response, first_content_by: float, timeouts: Timeouts
+    translator: StreamTranslator,
+    response: httpx.Response,
+    first_content_by: float,
+    timeouts: Timeouts,
 ) -> AsyncGenerator[list[StreamEvent], None]:
     """Decode and translate a 200 body until the translator emits its terminal event.
 
@@ -214,11 +218,12 @@ async def _translate(
     spans a yield, so a slow client is never blamed on the provider.
     """
     decoder = SSEDecoder()
-    translator = protocol.new_translator()
     chunks: AsyncIterator[bytes] = response.aiter_bytes()
     loop = asyncio.get_running_loop()
     progress = translator.progress
     deadline, expired = first_content_by, timeouts.first_content_error()
+    idle_error = timeouts.idle_error()
+    streaming = False  # True once content arrived: then `deadline` is the idle deadline
     watchdog = _Watchdog(loop)
     try:
         while not translator.done:
@@ -231,7 +236,7 @@ async def _translate(
             except StopAsyncIteration:
                 break
             except TimeoutError:
-                failure = expired if deadline <= silent_by else timeouts.idle_error()
+                failure = expired if deadline <= silent_by else idle_error
                 raise UpstreamFailure(failure) from None
             batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
             if decoder.pending_bytes > MAX_EVENT_BYTES:
@@ -246,9 +251,15 @@ async def _translate(
                 )
             if translator.progress != progress:
                 progress = translator.progress
-                deadline, expired = loop.time() + timeouts.idle_s, timeouts.idle_error()
+                deadline, expired = loop.time() + timeouts.idle_s, idle_error
+                streaming = True
             if batch:
+                handed_over = loop.time()
                 yield coalesce_deltas(batch)
+                if streaming:
+                    # Time spent waiting for the client (back-pressure) is not the
+                    # provider's silence: the idle clock stops while we are away.
+                    deadline += loop.time() - handed_over
         if not translator.done:
             batch = [event for sse in decoder.finish() for event in translator.handle(sse)]
             yield coalesce_deltas(batch + translator.finish())

@@ -38,7 +38,17 @@ arguments = (
     | texts
 )
 tool_calls = st.builds(ToolCall, id=ids, name=ids, arguments=arguments)
-thinking_parts = st.builds(ThinkingPart, text=texts, signature=texts, redacted_data=texts)
+thinking_parts = st.builds(
+    ThinkingPart,
+    text=texts,
+    signature=texts,
+    redacted_data=texts,
+    item_id=texts,
+    encrypted_content=texts,
+    summary=st.lists(texts, max_size=3).map(tuple),
+    origin=texts,
+    after_tool_calls=st.integers(0, 3),
+)
 assistant_messages = st.builds(
     AssistantMessage,
     content=texts,

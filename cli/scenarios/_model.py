@@ -35,7 +35,7 @@ __all__ = [
     "TurnExpect",
 ]
 
-Provider = Literal["openai", "anthropic"]
+Provider = Literal["openai", "openai-responses", "anthropic"]
 """The wire formats a scenario is replayed against; also the cassette folder name."""
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
 
@@ -107,6 +107,10 @@ class ModelNames(ScenarioModel):
     """
 
     openai: str = Field(default="gpt-4.1-mini", min_length=1)
+    openai_responses: str = Field(default="gpt-5-mini", min_length=1)
+    """A reasoning model (o-series, gpt-5) makes the simulated provider stream
+    reasoning summaries and encrypted reasoning items, and check that the
+    encrypted items come back unchanged on the next request."""
     anthropic: str = Field(default="claude-sonnet-4-5", min_length=1)
     """A name ending in `-thinking` makes the simulated provider stream signed
     thinking blocks, and check that they come back on the next request."""
@@ -236,4 +240,6 @@ class Scenario(ScenarioModel):
 
     def model_for(self, provider: Provider) -> str:
         """The model to record with for `provider`."""
+        if provider == "openai-responses":
+            return self.models.openai_responses
         return self.models.openai if provider == "openai" else self.models.anthropic

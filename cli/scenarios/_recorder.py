@@ -58,9 +58,14 @@ __all__ = [
 
 DEFAULT_ENDPOINTS: dict[Provider, str] = {
     "openai": "https://api.openai.com",
+    "openai-responses": "https://api.openai.com",
     "anthropic": "https://api.anthropic.com",
 }
-KEY_ENV: dict[Provider, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+KEY_ENV: dict[Provider, str] = {
+    "openai": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
 SIM_API_KEY = "sim-placeholder-key"
 """The simulated provider accepts any key; this one is not a secret."""
 _SIM_FAULT = re.compile(r"\[sim-fault:", re.IGNORECASE)

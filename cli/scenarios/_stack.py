@@ -30,6 +30,7 @@ __all__ = ["PROTOCOL", "ProviderRoute", "ProviderStack", "RequestLog"]
 
 PROTOCOL: dict[Provider, str] = {
     "openai": "openai_chat_completions",
+    "openai-responses": "openai_responses",
     "anthropic": "anthropic_messages",
 }
 """The route protocol that speaks each provider's wire format."""

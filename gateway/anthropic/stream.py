@@ -69,8 +69,8 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
 
     __slots__ = ("_blocks", "_counts", "_start_inputs")
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, origin: str = "") -> None:
+        super().__init__(origin=origin)
         self._counts: dict[str, int] = {}
         """The provider's own usage counts so far, by wire name."""
         self._blocks: dict[int, str] = {}

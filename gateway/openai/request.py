@@ -14,7 +14,7 @@ from navagent.core.messages import (
     UserMessage,
 )
 from navagent.gateway._types import UpstreamRequest
-from navagent.gateway._urls import api_url
+from navagent.gateway._urls import openai_style_request
 from navagent.gateway.openai.wire import RequestBody, RequestMessage, ToolParam
 
 __all__ = ["build_messages", "build_request"]
@@ -45,15 +45,7 @@ def build_request(
         body["max_tokens"] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    return UpstreamRequest(
-        url=api_url(endpoint, "chat/completions"),
-        headers={
-            "authorization": f"Bearer {api_key}",
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-        },
-        body=dict(body),
-    )
+    return openai_style_request(endpoint, "chat/completions", api_key=api_key, body=body)
 
 
 def build_messages(messages: tuple[Message, ...]) -> list[RequestMessage]:

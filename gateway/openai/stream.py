@@ -64,8 +64,8 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
 
     __slots__ = ("_response_id",)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, origin: str = "") -> None:
+        super().__init__(origin=origin)
         self._response_id = ""
         """The chunks' `id`, kept only to name a legacy function call."""
 

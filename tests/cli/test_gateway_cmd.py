@@ -212,3 +212,14 @@ def test_token_and_key_with_trailing_newlines_serve_and_unknown_keys_warn(
         assert "outcome=error:upstream_unavailable" in rest and "HTTP Request" not in rest
     finally:
         process.kill()
+
+
+def test_an_address_not_on_this_host_is_named(tmp_path: Path) -> None:
+    result = run(
+        "--routes",
+        str(routes_file(tmp_path)),
+        "--listen",
+        "192.0.2.1:50051",  # TEST-NET-1: never assigned to this host
+        env={"CLI_TEST_KEY": SECRET},
+    )
+    fails_with(result, "cannot listen on 192.0.2.1:50051: Cannot assign requested address")

@@ -26,6 +26,9 @@ from tests.gateway.provider_bodies import (
     openai_chunk,
     openai_error_body,
     openai_text,
+    responses_error_event,
+    responses_event,
+    responses_text,
     sse,
 )
 
@@ -38,7 +41,7 @@ class Connection:
     """One request the gateway made, and what became of it."""
 
     fault: str
-    protocol: str  # "openai" or "anthropic"
+    protocol: str  # "openai", "responses" or "anthropic"
     headers: dict[str, str]
     body: bytes
     reader: asyncio.StreamReader
@@ -70,24 +73,32 @@ class Connection:
         await self.end()
 
     def text(self, *pieces: str, done: bool = True) -> list[bytes]:
+        """The wire's text stream; in every format the deltas are followed by three
+        closing events (two with `done=False`), so negative indexes find them."""
         if self.protocol == "openai":
             return openai_text(*pieces, done=done)
+        if self.protocol == "responses":
+            return responses_text(*pieces, done=done)
         return anthropic_text(*pieces, stop=done)
 
     def keepalive(self) -> bytes:
         if self.protocol == "openai":
             return b": keep-alive\n\n" + openai_chunk({})  # a comment, then an empty delta
+        if self.protocol == "responses":
+            return b": keep-alive\n\n" + responses_event("response.in_progress", response={})
         return sse({"type": "ping"}, "ping") + b": comment\n\n"
 
     def error_event(self) -> bytes:
         if self.protocol == "openai":
             return sse({"error": {"message": "The server is overloaded", "type": "server_error"}})
+        if self.protocol == "responses":
+            return responses_error_event()
         return anthropic_error_event("overloaded_error", "Overloaded")
 
     def error_body(self, message: str, kind: str) -> bytes:
-        if self.protocol == "openai":
-            return openai_error_body(message, kind)
-        return anthropic_error_body(message, kind)
+        if self.protocol == "anthropic":
+            return anthropic_error_body(message, kind)
+        return openai_error_body(message, kind)
 
 
 Behaviour = Callable[[Connection], Awaitable[None]]
@@ -301,7 +312,13 @@ class FaultUpstream:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         path = request_line.split(" ")[1]
         fault = path.split("/")[2]
-        protocol = "anthropic" if path.endswith("/messages") else "openai"
+        protocol = (
+            "anthropic"
+            if path.endswith("/messages")
+            else "responses"
+            if path.endswith("/responses")
+            else "openai"
+        )
         conn = Connection(fault, protocol, headers, body, reader, writer)
         # Small kernel buffers, so back-pressure shows within a few hundred KB.
         writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)

@@ -129,3 +129,66 @@ def openai_error_body(message: str, kind: str = "server_error") -> bytes:
 
 def anthropic_error_body(message: str, kind: str = "overloaded_error") -> bytes:
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+
+
+def responses_event(kind: str, **fields: Any) -> bytes:
+    return sse({"type": kind, **fields}, kind)
+
+
+def responses_text(*pieces: str, done: bool = True) -> list[bytes]:
+    """An OpenAI Responses stream of one message; `done=False` drops `response.completed`."""
+    response = {"id": "resp_test", "object": "response", "status": "in_progress", "output": []}
+    item = {"id": "msg_test", "type": "message", "role": "assistant", "status": "in_progress"}
+    chunks = [
+        responses_event("response.created", response=response),
+        responses_event("response.output_item.added", output_index=0, item={**item, "content": []}),
+        responses_event(
+            "response.content_part.added",
+            item_id="msg_test",
+            output_index=0,
+            content_index=0,
+            part={"type": "output_text", "text": "", "annotations": []},
+        ),
+    ]
+    chunks += [
+        responses_event(
+            "response.output_text.delta",
+            item_id="msg_test",
+            output_index=0,
+            content_index=0,
+            delta=piece,
+        )
+        for piece in pieces
+    ]
+    text = "".join(pieces)
+    part = {"type": "output_text", "text": text, "annotations": []}
+    chunks.append(
+        responses_event(
+            "response.output_text.done",
+            item_id="msg_test",
+            output_index=0,
+            content_index=0,
+            text=text,
+        )
+    )
+    chunks.append(
+        responses_event(
+            "response.output_item.done",
+            output_index=0,
+            item={**item, "status": "completed", "content": [part]},
+        )
+    )
+    if done:
+        usage = {"input_tokens": 11, "output_tokens": len(pieces), "total_tokens": 0}
+        final = {
+            **response,
+            "status": "completed",
+            "output": [{**item, "status": "completed", "content": [part]}],
+            "usage": usage,
+        }
+        chunks.append(responses_event("response.completed", response=final))
+    return chunks
+
+
+def responses_error_event(message: str = "The server is overloaded") -> bytes:
+    return responses_event("error", code="server_error", message=message, param=None)

@@ -89,3 +89,48 @@ def anthropic_expected(body: bytes) -> dict[str, Any]:
         "content": [block.model_dump(exclude_none=True) for block in message.content],
         "usage": message.usage.model_dump(exclude_none=True),
     }
+
+
+def responses_expected(body: bytes) -> dict[str, Any]:
+    """The openai SDK's `responses.stream` result, in the shape of the Responses corpus."""
+    import hashlib
+
+    client = openai.OpenAI(
+        api_key=FAKE_KEY, base_url="http://localhost/v1", http_client=_client(body)
+    )
+    with client.responses.stream(model="gpt-5", input="x") as stream:
+        for _ in stream:
+            pass
+        response = stream.get_final_response()
+    output: list[dict[str, Any]] = []
+    for item in response.output:
+        if item.type == "message":
+            parts = [part.model_dump(exclude_none=True) for part in item.content]
+            output.append({"type": "message", "id": item.id, "content": parts})
+        elif item.type == "function_call":
+            output.append(item.model_dump(exclude_none=True))
+        elif item.type == "reasoning":
+            encrypted = item.encrypted_content
+            output.append(
+                {
+                    "type": "reasoning",
+                    "id": item.id,
+                    "summary": [part.text for part in item.summary],
+                    "encrypted_content": {
+                        "chars": len(encrypted),
+                        "sha256": hashlib.sha256(encrypted.encode()).hexdigest(),
+                    }
+                    if encrypted
+                    else None,
+                }
+            )
+        else:
+            output.append({"type": item.type, "other_item": True})
+    return {
+        "sdk": {"final_from": "get_final_response()"},
+        "status": response.status,
+        "incomplete_details": None,
+        "output": output,
+        "output_text": response.output_text,
+        "usage": response.usage.model_dump(exclude_none=True) if response.usage else None,
+    }

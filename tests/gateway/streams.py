@@ -21,7 +21,11 @@ from navagent.gateway.sse import SSEDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "fixtures" / "sse"
-PROTOCOL_OF = {"openai": "openai_chat_completions", "anthropic": "anthropic_messages"}
+PROTOCOL_OF = {
+    "openai": "openai_chat_completions",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic_messages",
+}
 FAKE_KEY = "sk-test-FAKE-0000-not-a-real-key"
 
 
@@ -40,12 +44,12 @@ def random_chunks(body: bytes, *, seed: int, max_size: int = 7) -> list[bytes]:
     return chunks
 
 
-def translate(provider: str, chunks: list[bytes] | bytes) -> list[StreamEvent]:
+def translate(provider: str, chunks: list[bytes] | bytes, *, origin: str = "") -> list[StreamEvent]:
     """Decode and translate a body the way the gateway will, and check the stream contract."""
     if isinstance(chunks, bytes):
         chunks = [chunks]
     decoder = SSEDecoder()
-    translator = PROTOCOLS[PROTOCOL_OF[provider]].new_translator()
+    translator = PROTOCOLS[PROTOCOL_OF[provider]].new_translator(origin=origin)
     events: list[StreamEvent] = []
     for chunk in chunks:
         for sse in decoder.feed(chunk):

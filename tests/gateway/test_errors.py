@@ -103,6 +103,14 @@ def test_error_from_response_uses_the_provider_message(protocol: str) -> None:
                 "code": "rate_limit_exceeded",
             }
         },
+        "openai_responses": {
+            "error": {
+                "message": "Rate limit reached for gpt-4o in organization org-x on tokens per min.",
+                "type": "tokens",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            }
+        },
         "anthropic_messages": {
             "type": "error",
             "error": {

@@ -1,4 +1,4 @@
-"""The gateway's fault matrix (issue 9): every failure class, both protocols, real sockets.
+"""The gateway's fault matrix (issue 9): every failure class, every protocol, real sockets.
 
 Each case runs the real server over a socket against `FaultUpstream`, a
 provider that misbehaves at the byte level, and asserts: exactly one terminal
@@ -27,13 +27,13 @@ import pytest
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from navagent.core.redaction import RedactingFormatter
-from navagent.gateway.routes import RouteTable, parse_routes
+from navagent.gateway.routes import CHAT_PROTOCOLS, RouteTable, parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.service import StreamLimits
 from navagent.gateway.settings import GatewaySettings
 from tests.gateway.fault_upstream import FIREHOSE_WORDS, SECRET, FaultUpstream, fault_upstream
 
-PROTOCOLS = ("openai_chat_completions", "anthropic_messages")
+PROTOCOLS = ("openai_chat_completions", "openai_responses", "anthropic_messages")
 HELLO = [pb.ChatMessage(role="user", content="hello")]
 TIMEOUTS = {
     "first_token_timeout_s": 1.0,
@@ -217,6 +217,7 @@ CASES = [
         "error_event_mid_stream",
         {  # OpenAI's mid-stream server_error; Anthropic's overloaded_error
             "openai_chat_completions": pb.ERROR_CODE_UPSTREAM_UNAVAILABLE,
+            "openai_responses": pb.ERROR_CODE_UPSTREAM_UNAVAILABLE,
             "anthropic_messages": pb.ERROR_CODE_OVERLOADED,
         },
         2.0,
@@ -350,7 +351,7 @@ async def test_a_slow_client_pushes_back_on_the_provider(upstream: FaultUpstream
     small = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)]
     client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(socket_options=small))
     gateway = Gateway(
-        GatewaySettings.loopback(**TIMEOUTS),
+        GatewaySettings.loopback(**{**TIMEOUTS, "max_stream_duration_s": 60.0}),
         routes(upstream, "openai_chat_completions", "firehose"),
         http_client=client,
     )
@@ -379,6 +380,7 @@ async def read_slowly(gateway: Gateway, upstream: FaultUpstream) -> None:
         # The provider is blocked: the gateway stopped reading, and TCP pushed back.
         assert connection.bytes_sent == held
         events = [first] + [event async for event in stream]
+    assert events[-1].HasField("message"), events[-1]
     text = "".join(e.content_delta.text for e in events if e.HasField("content_delta"))
     assert text == "word " * FIREHOSE_WORDS and events[-1].message.content == text
     total = connection.bytes_sent
@@ -472,7 +474,7 @@ async def test_routes_the_chat_service_cannot_speak_are_named(upstream: FaultUps
                     "routing_hint": "agent",
                     "endpoint": upstream.endpoint("ok"),
                     "model": "m",
-                    "protocols": ["openai_responses", "openai_completions"],
+                    "protocols": ["openai_completions"],
                     "api_key": SECRET,
                 }
             ]
@@ -487,8 +489,8 @@ async def test_routes_the_chat_service_cannot_speak_are_named(upstream: FaultUps
     finally:
         await gateway.stop(grace_s=0)
     assert outcome.status == grpc.StatusCode.FAILED_PRECONDITION
-    assert "agent#1 lists openai_responses, openai_completions" in outcome.details
-    assert "speaks openai_chat_completions or anthropic_messages" in outcome.details
+    assert "agent#1 lists openai_completions" in outcome.details
+    assert f"speaks {' or '.join(CHAT_PROTOCOLS)}" in outcome.details
 
 
 async def test_stream_limit_is_resource_exhausted(gateway_for: Any) -> None:

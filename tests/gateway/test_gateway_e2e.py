@@ -17,13 +17,15 @@ import pytest
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
+from navagent.core.convert import message_from_proto, message_to_proto
+from navagent.core.messages import AssistantMessage
 from navagent.core.tools import TOOLS
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
 
-PROTOCOLS = ["openai_chat_completions", "anthropic_messages"]
+PROTOCOLS = ["openai_chat_completions", "openai_responses", "anthropic_messages"]
 TOOL_PROTOS = [
     pb.Tool(name=t.name, description=t.description, parameters_schema="{}") for t in TOOLS
 ]
@@ -129,6 +131,7 @@ async def test_provider_error_mid_stream_keeps_the_provider_message(
     assert events[-1].WhichOneof("event") == "error" and error.retryable
     expected = {
         "openai_chat_completions": (pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, "The server had an error"),
+        "openai_responses": (pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, "The server had an error"),
         "anthropic_messages": (pb.ERROR_CODE_OVERLOADED, "Overloaded"),
     }[str(gateway.routes.routes[0].chat_protocol)]
     assert error.code == expected[0] and expected[1] in error.message
@@ -149,3 +152,53 @@ async def test_client_cancel_closes_the_upstream_within_a_second(
     assert record.closed_by_client
     assert record.closed_at is not None and record.closed_at - cancelled_at < 1.0
     assert record.events_sent < record.events_planned
+
+
+@pytest.mark.parametrize(
+    ("backup", "model"),
+    [("openai_responses", "gpt-5"), ("anthropic_messages", "sim-1")],
+    ids=["other-responses-model", "anthropic"],
+)
+async def test_failover_never_sends_reasoning_to_a_route_that_cannot_read_it(
+    provider: SimulatedProvider, backup: str, model: str
+) -> None:
+    provider.reset()
+    provider.pacing_ms = 0
+
+    def route(protocol: str, model: str) -> dict[str, object]:
+        return {
+            "routing_hint": "agent",
+            "endpoint": provider.base_url,
+            "model": model,
+            "protocols": [protocol],
+            "api_key": "sk-sim-e2e",
+        }
+
+    routes = parse_routes(
+        {"routes": [route("openai_responses", "gpt-5-mini"), route(backup, model)]},
+        source="e2e",
+    )
+    gateway = Gateway(GatewaySettings(listen="127.0.0.1:0", attempts_per_route=1), routes)
+    await gateway.start()
+    try:
+        first = await collect(gateway, ask("list my sandboxes"))
+        answer = message_from_proto(first[-1].message)
+        assert isinstance(answer, AssistantMessage) and answer.thinking[0].encrypted_content
+        call = answer.tool_calls[0]
+        history = ask("list my sandboxes")
+        history.messages.extend(
+            [
+                message_to_proto(answer),
+                pb.ChatMessage(role="tool", tool_call_id=call.id, content="No sandboxes."),
+            ]
+        )
+        provider.inject("http-500", provider="openai-responses")
+        second = await collect(gateway, history)
+    finally:
+        await gateway.stop(grace_s=0)
+    assert second[-1].WhichOneof("event") == "message", second[-1]
+    first_route, failed, backup_request = provider.requests
+    assert failed.status == 500 and backup_request.status == 200
+    sent = str(backup_request.body)
+    assert answer.thinking[0].item_id not in sent
+    assert answer.thinking[0].encrypted_content not in sent

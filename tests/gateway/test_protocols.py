@@ -18,12 +18,17 @@ from tests.gateway.streams import FAKE_KEY, transcript
 
 TERMINATED = {
     "openai_chat_completions": transcript("openai", "text_with_usage"),
+    "openai_responses": transcript("openai-responses", "text_with_usage"),
     "anthropic_messages": transcript("anthropic", "text_two_blocks"),
 }
 
 
 def test_protocols_names() -> None:
-    assert sorted(PROTOCOLS) == ["anthropic_messages", "openai_chat_completions"]
+    assert sorted(PROTOCOLS) == [
+        "anthropic_messages",
+        "openai_chat_completions",
+        "openai_responses",
+    ]
     assert all(protocol.name == name for name, protocol in PROTOCOLS.items())
 
 
@@ -70,7 +75,9 @@ def test_protocol_empty_body_is_a_truncated_stream(name: str) -> None:
     translator = PROTOCOLS[name].new_translator()
     (event,) = translator.finish()
     assert isinstance(event, StreamError)
-    assert event.error.message.endswith(("before [DONE]", "before message_stop"))
+    assert event.error.message.endswith(
+        ("before [DONE]", "before message_stop", "before response.completed")
+    )
     assert event.error.retryable
 
 
@@ -89,10 +96,15 @@ def test_upstream_request_repr_hides_headers() -> None:
         "navagent.gateway._translator",
         "navagent.gateway._types",
         "navagent.gateway._urls",
+        "navagent.gateway._origin",
         "navagent.gateway.openai",
         "navagent.gateway.openai.wire",
         "navagent.gateway.openai.request",
         "navagent.gateway.openai.stream",
+        "navagent.gateway.openai_responses",
+        "navagent.gateway.openai_responses.wire",
+        "navagent.gateway.openai_responses.request",
+        "navagent.gateway.openai_responses.stream",
         "navagent.gateway.anthropic",
         "navagent.gateway.anthropic.wire",
         "navagent.gateway.anthropic.request",
@@ -122,3 +134,14 @@ def test_gateway_never_imports_the_sdks() -> None:
         stripped = line.strip()
         assert not stripped.startswith(("import openai", "import anthropic", "import httpx2"))
         assert not stripped.startswith(("from openai", "from anthropic", "from httpx2"))
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_translator_for_stamps_the_route_origin(name: str) -> None:
+    protocol = PROTOCOLS[name]
+    one = protocol.translator_for(endpoint="https://api.openai.com/v1/", model="gpt-5")
+    same = protocol.translator_for(endpoint="https://api.openai.com", model="gpt-5")
+    other = protocol.translator_for(endpoint="https://x.openai.azure.com", model="gpt-5")
+    origins = [t._origin for t in (one, same, other)]  # type: ignore[attr-defined]
+    assert origins[0] == origins[1] != origins[2]
+    assert origins[0].startswith(f"{name}:") and "openai.com" not in origins[0]

@@ -138,11 +138,42 @@ def test_candidates_filter_by_hint_enabled_and_chat_protocol() -> None:
         },
         source="inline",
     )
-    assert [r.name for r in table.candidates("agent")] == ["first", "second"]
-    assert [r.name for r in table.candidates("")] == ["first", "second"]  # empty means agent
+    expected = ["responses-only", "first", "second"]
+    assert [r.name for r in table.candidates("agent")] == expected
+    assert [r.name for r in table.candidates("")] == expected  # empty means agent
     assert table.candidates("nope") == []
     message = table.no_route_message("nope")
     assert "'nope'" in message and "routing_hint: nope" in message and "agent, other" in message
+
+
+@pytest.mark.parametrize(
+    ("protocols", "chosen"),
+    [
+        (["openai_responses", "openai_chat_completions"], "openai_responses"),
+        (["openai_chat_completions", "openai_responses"], "openai_chat_completions"),
+        (["anthropic_messages", "openai_responses"], "openai_responses"),
+        (["anthropic_messages", "embeddings"], "anthropic_messages"),
+        (["embeddings"], None),
+    ],
+)
+def test_chat_protocol_prefers_openai_and_the_route_order_between_the_two(
+    protocols: list[str], chosen: str | None
+) -> None:
+    table = parse_routes(
+        {
+            "routes": [
+                {
+                    "routing_hint": "agent",
+                    "endpoint": "http://h",
+                    "model": "m",
+                    "protocols": protocols,
+                    "api_key": "k",
+                }
+            ]
+        },
+        source="inline",
+    )
+    assert table.routes[0].chat_protocol == chosen
 
 
 @given(st.lists(st.text(max_size=12), max_size=8))

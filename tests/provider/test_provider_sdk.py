@@ -112,7 +112,7 @@ def test_openai_sdk_parses_text_stream(sim, oai) -> None:
     completion = openai_stream(oai, [h.user("hello there")])
     reply = planned(sim, "openai")
     assert_openai_matches(completion, reply)
-    assert "list your sandboxes" in completion.choices[0].message.content
+    assert "list my sandboxes" in completion.choices[0].message.content
     assert len(reply.script.text) > 5  # streamed word by word, not in one piece
 
 
@@ -187,7 +187,7 @@ def test_openai_sdk_parses_non_streaming_completion(sim, oai) -> None:
 def test_anthropic_sdk_parses_text_stream(sim, claude) -> None:
     message = anthropic_stream(claude, [h.user("hello there")])
     assert_anthropic_matches(message, planned(sim, "anthropic"))
-    assert "list your sandboxes" in message.content[0].text
+    assert "list my sandboxes" in message.content[0].text
 
 
 def test_anthropic_sdk_parses_preface_and_parallel_tool_use(sim, claude) -> None:
@@ -359,3 +359,50 @@ def test_sdks_time_out_on_stall_and_the_server_sees_the_client_leave(sim, provid
                 anthropic_stream(client, [h.user("hello")])
     (record,) = sim.wait_for(lambda records: bool(records) and records[-1].closed_by_client)
     assert record.events_sent == 2 and record.outcome == "client_closed"
+
+
+def responses_stream(client: openai.OpenAI, text: str, model: str, **extra: Any) -> Any:
+    with client.responses.stream(
+        model=model,
+        input=[{"role": "user", "content": text}],
+        tools=[
+            {"type": "function", "name": name, "parameters": {"type": "object"}, "strict": False}
+            for name in ("sandbox_list", "provider_list")
+        ],
+        store=False,
+        **extra,
+    ) as stream:
+        for _ in stream:
+            pass
+        return stream.get_final_response()
+
+
+def test_openai_sdk_parses_responses_reasoning_and_parallel_calls(sim, oai) -> None:
+    response = responses_stream(
+        oai,
+        "list my sandboxes and list providers",
+        "gpt-5-mini",
+        include=["reasoning.encrypted_content"],
+        reasoning={"summary": "auto"},
+    )
+    reply = planned(sim, "openai-responses")
+    reasoning, *calls = response.output
+    assert reasoning.type == "reasoning" and reasoning.encrypted_content.startswith("gAAAA")
+    assert [s.text for s in reasoning.summary] == [reply.script.thinking_text]
+    assert [(c.call_id, c.name, c.arguments) for c in calls] == [
+        (c.id, c.name, c.arguments or "{}") for c in reply.script.calls
+    ]
+    assert response.usage.output_tokens_details.reasoning_tokens == len(reply.script.thinking)
+
+
+def test_openai_sdk_raises_api_error_on_responses_mid_stream_error(sim, oai) -> None:
+    sim.inject("error-mid-stream after=3")
+    with pytest.raises(openai.APIError, match="Sorry about that") as caught:
+        responses_stream(oai, "hello", "gpt-4.1-mini")
+    assert caught.value.body["code"] == "server_error"  # type: ignore[index]
+
+
+def test_openai_sdk_sees_the_responses_validation_error(sim, oai) -> None:
+    with pytest.raises(openai.BadRequestError, match="not supported with this model") as caught:
+        responses_stream(oai, "hello", "gpt-5-mini", temperature=0.2)
+    assert caught.value.body["param"] == "temperature"  # type: ignore[index]

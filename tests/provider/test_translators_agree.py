@@ -10,6 +10,7 @@ The SDK tests in test_provider_sdk.py prove the official clients agree too.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 import pytest
@@ -26,8 +27,11 @@ from navagent.core.messages import (
 )
 from navagent.core.tools import TOOLS
 from navagent.fixtures.provider import SimHTTPError, simulate
+from navagent.gateway._origin import route_origin
 from navagent.gateway.protocols import PROTOCOLS
+from tests.gateway.sdk_oracle import responses_expected
 from tests.gateway.streams import translate
+from tests.gateway.test_responses_conformance import assert_matches
 
 SANDBOXES = (
     "NAME         NAMESPACE  CREATED              PHASE\n"
@@ -46,18 +50,25 @@ CONVERSATIONS: dict[str, tuple[Message, ...]] = {
     ),
     "non-ascii": (UserMessage(content="describe the sandbox named café-box ✓"),),
 }
-PROVIDERS = {"openai": "openai_chat_completions", "anthropic": "anthropic_messages"}
+PROVIDERS = {
+    "openai": "openai_chat_completions",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic_messages",
+}
 
 
 def round_trip(
-    provider: Literal["openai", "anthropic"], request: ChatRequest, model: str = "sim-1"
+    provider: Literal["openai", "openai-responses", "anthropic"],
+    request: ChatRequest,
+    model: str = "sim-1",
 ):
     protocol = PROTOCOLS[PROVIDERS[provider]]
     outgoing = protocol.build_request(
         request, endpoint="http://sim.test", model=model, api_key="sk-sim-agree"
     )
     reply = simulate(provider, outgoing.body)  # raises if the simulator rejects the request
-    events = translate(provider, list(reply.frames))  # also checks the stream contract
+    origin = route_origin(protocol.name, "http://sim.test", model)
+    events = translate(provider, list(reply.frames), origin=origin)  # checks the contract too
     assert isinstance(events[-1], MessageComplete), events[-1]
     turn_end = events[-2]
     assert isinstance(turn_end, TurnEnd)
@@ -89,10 +100,11 @@ def test_translation_matches_what_the_simulator_streamed(provider: Any, kind: st
 
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_max_tokens_truncation_agrees(provider: Any) -> None:
-    request = ChatRequest(messages=CONVERSATIONS["text"], tools=TOOLS, max_tokens=3)
+    limit = 16 if provider == "openai-responses" else 3  # Responses refuses less than 16
+    request = ChatRequest(messages=CONVERSATIONS["text"], tools=TOOLS, max_tokens=limit)
     reply, turn_end, message = round_trip(provider, request)
     assert turn_end.finish_reason == "length"
-    assert message.content == reply.script.text_content and len(reply.script.text) == 3
+    assert message.content == reply.script.text_content and len(reply.script.text) == limit
 
 
 def test_anthropic_thinking_survives_a_tool_round_trip() -> None:
@@ -123,3 +135,90 @@ def test_anthropic_thinking_survives_a_tool_round_trip() -> None:
     )
     with pytest.raises(SimHTTPError, match="thinking"):
         round_trip("anthropic", unsigned, model="sim-thinking")
+
+
+def test_responses_reasoning_survives_two_tool_rounds() -> None:
+    model = "gpt-5-mini"
+    history: tuple[Message, ...] = (
+        UserMessage(content="list my sandboxes, then show the logs of the second one"),
+    )
+    names = []
+    for _ in range(3):
+        reply, _, message = round_trip(
+            "openai-responses", ChatRequest(messages=history, tools=TOOLS), model
+        )
+        (part,) = message.thinking
+        assert part.text == reply.script.thinking_text and part.summary == (part.text,)
+        assert part.item_id.startswith("rs_") and part.encrypted_content.startswith("gAAAA")
+        names += [call.name for call in message.tool_calls]
+        results = tuple(
+            ToolResultMessage(tool_call_id=call.id, content=SANDBOXES)
+            for call in message.tool_calls
+        )
+        history = (*history, message, *results)
+    assert names == ["sandbox_list", "sandbox_logs"] and not message.tool_calls
+    assert "gpu-trainer" in message.content
+
+
+@pytest.mark.parametrize(
+    ("tamper", "error"),
+    [
+        ("alter", "could not be verified"),
+        ("strip", "Items are not persisted when `store` is set to false"),
+        ("orphan", "was provided without its required following item"),
+    ],
+)
+def test_responses_simulator_refuses_reasoning_replayed_wrongly(tamper: str, error: str) -> None:
+    first = ChatRequest(messages=(UserMessage(content="list my sandboxes"),), tools=TOOLS)
+    _, _, message = round_trip("openai-responses", first, "gpt-5-mini")
+    follow_up = ChatRequest(
+        messages=(
+            *first.messages,
+            message,
+            ToolResultMessage(tool_call_id=message.tool_calls[0].id, content=SANDBOXES),
+        ),
+        tools=TOOLS,
+    )
+    body = (
+        PROTOCOLS["openai_responses"]
+        .build_request(follow_up, endpoint="http://sim.test", model="gpt-5-mini", api_key="k")
+        .body
+    )
+    items = body["input"]
+    position = next(i for i, item in enumerate(items) if item["type"] == "reasoning")
+    if tamper == "alter":
+        items[position]["encrypted_content"] = items[position]["encrypted_content"][:-3] + "AAA"
+    elif tamper == "strip":
+        del items[position]["encrypted_content"]
+    else:
+        del items[position + 1]  # its function_call (and so the output's call is unknown)
+    with pytest.raises(SimHTTPError, match=re.escape(error)) as info:
+        simulate("openai-responses", body)
+    assert info.value.status == 400
+
+
+def test_responses_wire_numbers_events_and_items() -> None:
+    request = ChatRequest(messages=CONVERSATIONS["parallel-tools"], tools=TOOLS)
+    outgoing = PROTOCOLS["openai_responses"].build_request(
+        request, endpoint="http://sim.test", model="gpt-5-mini", api_key="k"
+    )
+    reply = simulate("openai-responses", outgoing.body)
+    events = [json.loads(frame.split(b"data: ", 1)[1]) for frame in reply.frames]
+    assert [event["sequence_number"] for event in events] == list(range(len(events)))
+    assert all(
+        frame.startswith(f"event: {e['type']}\n".encode())
+        for frame, e in zip(reply.frames, events, strict=True)
+    )
+    added = [e for e in events if e["type"] == "response.output_item.added"]
+    assert [e["output_index"] for e in added] == list(range(len(added)))
+    assert [e["item"]["type"] for e in added] == ["reasoning", "function_call", "function_call"]
+    assert [e["item"]["id"][:3] for e in added] == ["rs_", "fc_", "fc_"]
+    assert events[-1]["type"] == "response.completed"
+    assert [item["id"] for item in events[-1]["response"]["output"]] == [
+        e["item"]["id"] for e in added
+    ]
+    # The official SDK reads the simulated stream as we do.
+    assert_matches(
+        responses_expected(b"".join(reply.frames)),
+        translate("openai-responses", list(reply.frames)),
+    )

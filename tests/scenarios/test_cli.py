@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from navagent.cli.app import app
 from tests.scenarios.conftest import CASSETTES, CopyCase
 
-LINE = re.compile(r"^(PASS|FAIL)  (\S+\[(openai|anthropic)\]) +\d+\.\d\ds(  .+)?$")
+LINE = re.compile(r"^(PASS|FAIL)  (\S+\[(openai|openai-responses|anthropic)\]) +\d+\.\d\ds(  .+)?$")
 
 
 @pytest.fixture
@@ -31,9 +31,12 @@ def test_list_shows_ids_turns_cassettes_and_descriptions(
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert re.match(
-        r"^parallel-logs  1 turn    missing: anthropic  One request that needs two", lines[0]
+        r"^parallel-logs  1 turn    missing: anthropic {17}One request that needs two", lines[0]
     )
-    assert re.match(r"^providers      2 turns   openai anthropic    Credential providers", lines[1])
+    assert re.match(
+        r"^providers      2 turns   openai openai-responses anthropic  Credential providers",
+        lines[1],
+    )
     assert lines[-1] == "2 scenarios"
 
 
@@ -49,11 +52,13 @@ def test_replay_prints_a_line_per_replay_and_a_total(
     *lines, total = result.output.splitlines()
     assert [LINE.match(line).group(1, 2) for line in lines] == [  # type: ignore[union-attr]
         ("PASS", "providers[openai]"),
+        ("PASS", "providers[openai-responses]"),
         ("PASS", "providers[anthropic]"),
         ("PASS", "unknown-sandbox[openai]"),
+        ("PASS", "unknown-sandbox[openai-responses]"),
         ("PASS", "unknown-sandbox[anthropic]"),
     ]
-    assert re.fullmatch(r"4 passed, 0 failed in \d+\.\ds", total)
+    assert re.fullmatch(r"6 passed, 0 failed in \d+\.\ds", total)
 
 
 def test_replay_exits_1_and_gives_the_first_reason_when_one_fails(

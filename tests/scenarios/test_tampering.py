@@ -11,6 +11,7 @@ import pytest
 from navagent.cli.scenarios import SimulatedCluster, _serializer, load_scenario, replay_scenario
 from navagent.gateway.anthropic import request as anthropic_request
 from navagent.gateway.openai import request as openai_request
+from navagent.gateway.openai_responses import request as responses_request
 from tests.scenarios.conftest import CopyCase
 
 # Turn 1's answer (interaction 2) is sent back inside turn 2's first request
@@ -228,3 +229,41 @@ async def test_a_crashing_replay_is_reported_and_the_run_goes_on(
     )
     assert first.problems == ("the replay crashed: RuntimeError: boom",)
     assert second.passed, second.problems
+
+
+async def test_a_gateway_that_drops_reasoning_items_fails_the_reasoning_replay(
+    copy_case: CopyCase, cluster: SimulatedCluster, monkeypatch
+) -> None:
+    # The regression the reasoning scenario exists for: encrypted reasoning not sent back.
+    folder = copy_case("reasoning-tool-loop", providers=("openai-responses",))
+    monkeypatch.setattr(responses_request, "_replayable", lambda part, origin: False)
+
+    result = await replay_scenario(
+        load_scenario(folder / "reasoning-tool-loop.yaml"), "openai-responses", cluster=cluster
+    )
+
+    assert not result.passed
+    assert result.reason.startswith(
+        "request 2 (POST /v1/responses) differs from the cassette: input[2].type:"
+        ' "reasoning" -> "function_call"'
+    )
+
+
+async def test_a_gateway_that_moves_reasoning_after_the_calls_fails_the_replay(
+    copy_case: CopyCase, cluster: SimulatedCluster, monkeypatch
+) -> None:
+    folder = copy_case("reasoning-tool-loop", providers=("openai-responses",))
+    original = responses_request._assistant_items
+
+    def reasoning_last(message, origin):
+        items = original(message, origin)
+        return [i for i in items if i["type"] != "reasoning"] + [
+            i for i in items if i["type"] == "reasoning"
+        ]
+
+    monkeypatch.setattr(responses_request, "_assistant_items", reasoning_last)
+    result = await replay_scenario(
+        load_scenario(folder / "reasoning-tool-loop.yaml"), "openai-responses", cluster=cluster
+    )
+    assert not result.passed
+    assert result.reason.startswith("request 2 (POST /v1/responses) differs from the cassette")
