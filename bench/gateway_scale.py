@@ -337,7 +337,7 @@ def main() -> None:
             gateway.wait(30)
             provider.terminate()
             provider.wait(10)
-    print(json.dumps({"workers": args.workers or os.cpu_count(), **results}, indent=2))
+    print(json.dumps({"workers": args.workers or "default", **results}, indent=2))
 
 
 if __name__ == "__main__":
