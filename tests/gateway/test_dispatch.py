@@ -391,3 +391,15 @@ async def test_cancelled_consumer_closes_the_upstream_response() -> None:
 def test_parse_retry_after(value: str, expected: float | None) -> None:
     now = 1445412480.0  # 07:28:00 that day
     assert parse_retry_after({"retry-after": value} if value else {}, now=now) == expected
+
+
+# Issue 9: time the consumer spends away (a slow client, back-pressure) is not
+# the provider's silence; only waiting on the provider counts as idle.
+async def test_a_slow_consumer_is_not_an_idle_provider() -> None:
+    paced = stream(openai_text("a", "b", "c", "d"), delay=0.02)
+    harness = Harness(table(route("a")), Provider(a=[paced]), idle_s=0.2, first_token_s=5)
+    events: list[StreamEvent] = []
+    async for batch in harness.dispatcher.stream(REQUEST):
+        events += batch
+        await asyncio.sleep(0.5)  # the client is slow: far longer than the idle timeout
+    assert final_text(events) == "abcd"
