@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -80,6 +82,13 @@ def serve(
             "(default 4 MiB - 64 KiB, under gRPC's default 4 MiB receive limit)."
         ),
     ] = None,
+    pid_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the gateway's pid here, for `nav gateway reload`. "
+            "Env: NAV_GATEWAY_PID_FILE."
+        ),
+    ] = None,
     log_level: Annotated[
         LogLevel, typer.Option(help="debug, info, warning or error.", case_sensitive=False)
     ] = LogLevel.info,
@@ -109,6 +118,7 @@ def serve(
         "attempts_per_route": attempts_per_route,
         "max_stream_duration_s": max_stream_duration,
         "max_message_bytes": max_message_bytes,
+        "pid_file": pid_file,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})
@@ -122,9 +132,62 @@ def serve(
     try:
         table = load_routes(settings.routes)
         settings.auth_token()
-        asyncio.run(run_gateway(settings, table))
+        with _pid_file(settings.pid_file):
+            asyncio.run(run_gateway(settings, table))
     except (RoutesError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
+
+
+@gateway_app.command("reload")
+def reload(
+    pid_file: Annotated[
+        Path,
+        typer.Option(
+            envvar="NAV_GATEWAY_PID_FILE",
+            help="The pid file `serve --pid-file` wrote. Env: NAV_GATEWAY_PID_FILE.",
+        ),
+    ],
+) -> None:
+    """Make a running gateway re-read its routes file (sends it SIGHUP).
+
+    The gateway logs whether the new routes were taken or, when the file
+    cannot be used, why it kept the old ones.
+    """
+    import os
+    import signal
+
+    try:
+        text = pid_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        _fail(f"cannot read pid file {pid_file}: {exc.strerror or exc}", command="reload")
+    if not text.isdigit() or int(text) <= 1:
+        _fail(f"{pid_file} does not hold a gateway's pid (found {text[:20]!r})", command="reload")
+    pid = int(text)
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except ProcessLookupError:
+        _fail(f"no process {pid} (from {pid_file}): the gateway is not running", command="reload")
+    except PermissionError:
+        _fail(f"not allowed to signal process {pid} (from {pid_file})", command="reload")
+    typer.echo(f"asked gateway {pid} to reload its routes; its log says the result")
+
+
+@contextmanager
+def _pid_file(path: Path | None) -> Iterator[None]:
+    """Hold our pid in `path` while the gateway runs (the top process: the supervisor)."""
+    import os
+
+    if path is None:
+        yield
+        return
+    try:
+        path.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot write pid file {path}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _configure_logging(level: LogLevel) -> None:
@@ -147,6 +210,6 @@ def _configure_logging(level: LogLevel) -> None:
         logging.getLogger(name).setLevel(max(quiet, root.level))
 
 
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"nav gateway serve: {message}", err=True)
+def _fail(message: str, *, command: str = "serve") -> NoReturn:
+    typer.echo(f"nav gateway {command}: {message}", err=True)
     raise typer.Exit(2)

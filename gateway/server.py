@@ -23,13 +23,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from navagent.core.redaction import clip
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
-from navagent.gateway.routes import RouteTable
+from navagent.gateway.routes import RoutesError, RouteTable, load_routes
 from navagent.gateway.service import SERVICE_NAME, ChatService, StreamLimits, chat_rpc_handler
 from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Timeouts, Upstream
 
-__all__ = ["BearerAuthInterceptor", "Gateway", "serve"]
+__all__ = ["BearerAuthInterceptor", "Gateway", "serve", "watch_reload_signal"]
 
 log = logging.getLogger("navagent.gateway")
 
@@ -176,6 +177,7 @@ class Gateway:
             ),
         )
         self._health = HealthServicer()
+        self._reloading = asyncio.Lock()
         self._server: grpc.aio.Server | None = None
         self.port: int | None = None
 
@@ -229,18 +231,36 @@ class Gateway:
         self.port = port
         for warning in self.routes.warnings:
             log.warning("routes: %s", warning)
-        hints = ", ".join(
-            f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
-            f"{'' if route.enabled else ' (disabled)'}"
-            for route in self.routes.routes
-        )
         log.info(
-            "gateway ready on %s%s: %d route(s): %s",
+            "gateway ready on %s%s: %s",
             self.address,
             " (tls)" if credentials is not None else "",
-            len(self.routes.routes),
-            hints or "none",
+            _summary(self.routes),
         )
+
+    async def reload(self) -> bool:
+        """Re-read the routes file and swap the table in; True when it was swapped.
+
+        The swap is one assignment: streams in flight keep the table they
+        started with (the dispatcher reads it once per stream), new calls get
+        the new one. A file that cannot be used leaves the old table in place
+        and says why in one log line.
+        """
+        path = self.settings.routes
+        if path is None:
+            log.warning("reload: nothing to re-read (the gateway was started without --routes)")
+            return False
+        async with self._reloading:
+            try:
+                table = await asyncio.to_thread(load_routes, path)
+            except RoutesError as exc:
+                log.error("reload failed, keeping the current routes: %s", clip(str(exc), 1024))
+                return False
+            for warning in table.warnings:
+                log.warning("routes: %s", warning)
+            self.routes = self.dispatcher.routes = table
+            log.info("routes reloaded from %s: %s", path, _summary(table))
+            return True
 
     async def stop(self, grace_s: float | None = None) -> None:
         """Stop accepting calls, let streams finish within the grace period, then end them.
@@ -269,10 +289,34 @@ class Gateway:
             await self._server.wait_for_termination()
 
 
+def _summary(routes: RouteTable) -> str:
+    """`N route(s): hint->protocol, ...` for the ready and reload log lines."""
+    hints = ", ".join(
+        f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
+        f"{'' if route.enabled else ' (disabled)'}"
+        for route in routes.routes
+    )
+    return f"{len(routes.routes)} route(s): {hints or 'none'}"
+
+
+def watch_reload_signal(gateway: Gateway) -> None:
+    """Reload `gateway`'s routes on every SIGHUP (call from the loop that serves it)."""
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[bool]] = set()
+
+    def reload() -> None:
+        task = loop.create_task(gateway.reload())
+        pending.add(task)  # keep a reference until it is done
+        task.add_done_callback(pending.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
+
+
 async def serve(settings: GatewaySettings, routes: RouteTable) -> None:
-    """Run a gateway until SIGTERM or SIGINT, then shut down gracefully."""
+    """Run a gateway until SIGTERM or SIGINT, then shut down gracefully; SIGHUP reloads."""
     gateway = Gateway(settings, routes)
     await gateway.start()
+    watch_reload_signal(gateway)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

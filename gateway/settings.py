@@ -46,6 +46,8 @@ class GatewaySettings(BaseSettings):
     over 4 MiB by default)."""
     attempts_per_route: int = Field(default=3, ge=1)
     grace_period_s: float = Field(default=10.0, ge=0)
+    pid_file: Path | None = None
+    """Where `serve` writes its pid, for `nav gateway reload`."""
 
     @field_validator("listen")
     @classmethod
@@ -73,6 +75,7 @@ class GatewaySettings(BaseSettings):
             "tls_cert": None,
             "tls_key": None,
             "tls_client_ca": None,
+            "pid_file": None,
         }
         return cls(**{**fields, **overrides})
 
