@@ -82,6 +82,13 @@ def serve(
             "(default 4 MiB - 64 KiB, under gRPC's default 4 MiB receive limit)."
         ),
     ] = None,
+    callers: Annotated[
+        Path | None,
+        typer.Option(
+            help="Callers YAML file: each caller's token hash, routing hints and stream "
+            "limit. Env: NAV_GATEWAY_CALLERS."
+        ),
+    ] = None,
     pid_file: Annotated[
         Path | None,
         typer.Option(
@@ -98,6 +105,7 @@ def serve(
 
     from pydantic import ValidationError
 
+    from navagent.gateway.callers import CallersError
     from navagent.gateway.routes import RoutesError, load_routes
     from navagent.gateway.server import serve as run_gateway
     from navagent.gateway.settings import GatewaySettings
@@ -119,6 +127,7 @@ def serve(
         "max_stream_duration_s": max_stream_duration,
         "max_message_bytes": max_message_bytes,
         "pid_file": pid_file,
+        "callers": callers,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})
@@ -134,8 +143,41 @@ def serve(
         settings.auth_token()
         with _pid_file(settings.pid_file):
             asyncio.run(run_gateway(settings, table))
-    except (RoutesError, ValueError, RuntimeError) as exc:
+    except (RoutesError, CallersError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
+
+
+_MIN_TOKEN_CHARS = 16
+
+
+@gateway_app.command("hash-token")
+def hash_token() -> None:
+    """Print the `token_hash` of the token read from stdin, for the callers file.
+
+    Make a token with e.g. `python -c "import secrets; print(secrets.token_urlsafe(32))"`.
+    """
+    import sys
+
+    from navagent.core.redaction import header_safe_problem
+    from navagent.gateway.callers import hash_token as digest
+
+    if sys.stdin.isatty():
+        token = typer.prompt("token", hide_input=True)
+    else:
+        token = sys.stdin.read()
+    token = token.strip()
+    problem = header_safe_problem(token)
+    if not token:
+        _fail("no token on stdin", command="hash-token")
+    if problem is not None:
+        _fail(f"the token cannot be sent as a bearer token: {problem}", command="hash-token")
+    if len(token) < _MIN_TOKEN_CHARS:
+        _fail(
+            f"the token has {len(token)} characters; use a random one of at least "
+            f"{_MIN_TOKEN_CHARS} (a short token's hash can be guessed)",
+            command="hash-token",
+        )
+    typer.echo(digest(token))
 
 
 @gateway_app.command("reload")

@@ -40,6 +40,14 @@ from navagent.core.events import (
 from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
 from navagent.gateway.backlog import Backlog
+from navagent.gateway.callers import (
+    CallerLease,
+    CallerRefusedError,
+    LocalSlots,
+    Slots,
+    admit_caller,
+    caller_name,
+)
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 from navagent.gateway.errors import clean_message
 from navagent.gateway.upstream import UnsendableRequestError
@@ -84,6 +92,7 @@ class _StreamLog:
 
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     hint: str = "-"
+    caller: str = "-"
     record: StreamRecord = field(default_factory=StreamRecord)
     started: float = field(default_factory=time.monotonic)
     first_token: float | None = None
@@ -101,10 +110,11 @@ class _StreamLog:
         duration = time.monotonic() - self.started
         ttft = "-" if self.first_token is None else f"{self.first_token - self.started:.3f}s"
         log.info(
-            "stream id=%s hint=%s route=%s protocol=%s model=%s attempts=%d duration=%.3fs "
-            "ttft=%s tokens_in=%s tokens_out=%s outcome=%s",
+            "stream id=%s hint=%s caller=%s route=%s protocol=%s model=%s attempts=%d "
+            "duration=%.3fs ttft=%s tokens_in=%s tokens_out=%s outcome=%s",
             self.request_id,
             _field(self.hint),
+            self.caller,
             _field(self.record.route),
             self.record.protocol,
             _field(self.record.model),
@@ -137,9 +147,17 @@ def _parse_request(data: bytes) -> pb.ChatStreamRequest | _Unparseable:
 class ChatService:
     """Serves `Chat.ChatStream` from a `Dispatcher`, within `StreamLimits`."""
 
-    def __init__(self, dispatcher: Dispatcher, *, limits: StreamLimits = StreamLimits()) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        limits: StreamLimits = StreamLimits(),
+        caller_slots: Slots | None = None,
+    ) -> None:
         self._dispatcher = dispatcher
         self.limits = limits
+        self.caller_slots = caller_slots or LocalSlots()
+        """Each caller's own concurrent streams (see `callers`)."""
         self._active: set[asyncio.Task[object]] = set()
         self._closing = False
 
@@ -167,19 +185,21 @@ class ChatService:
         context: grpc.aio.ServicerContext[object, object],
     ) -> None:
         """Handle one `ChatStream` call; every path ends in one logged outcome."""
-        stream_log = _StreamLog()
+        stream_log = _StreamLog(caller=caller_name())
         context.set_trailing_metadata((("x-request-id", stream_log.request_id),))
         task = asyncio.current_task()
         assert task is not None
+        lease: CallerLease | None = None
         try:
             neutral, extended = self._admit(request, stream_log)
+            lease = admit_caller(stream_log.hint, self.caller_slots)
             self._active.add(task)
             try:
                 async with asyncio.timeout(self.limits.max_duration_s):
                     await self._serve(neutral, extended, context, stream_log)
             except TimeoutError:
                 await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
-        except _Refused as refused:
+        except (_Refused, CallerRefusedError) as refused:
             stream_log.settle(refused.outcome)
             await _abort(context, refused.code, refused.message)
         except NoRouteError as exc:
@@ -200,6 +220,8 @@ class ChatService:
             await self._internal(context, stream_log, exc)
         finally:
             self._active.discard(task)
+            if lease is not None:
+                lease.release()
             stream_log.emit()
 
     def _admit(

@@ -48,6 +48,8 @@ class GatewaySettings(BaseSettings):
     grace_period_s: float = Field(default=10.0, ge=0)
     pid_file: Path | None = None
     """Where `serve` writes its pid, for `nav gateway reload`."""
+    callers: Path | None = None
+    """The callers YAML file: per-caller tokens (hashed), routing hints and limits."""
 
     @field_validator("listen")
     @classmethod
@@ -76,6 +78,7 @@ class GatewaySettings(BaseSettings):
             "tls_key": None,
             "tls_client_ca": None,
             "pid_file": None,
+            "callers": None,
         }
         return cls(**{**fields, **overrides})
 
