@@ -18,7 +18,9 @@ The interceptor authenticates (an unknown token is UNAUTHENTICATED; health
 stays open) and runs the call with its `Caller` in a context variable; the
 Chat service asks `admit_caller` once it knows the call's routing hint, which
 answers PERMISSION_DENIED or RESOURCE_EXHAUSTED naming the hint and the
-caller, never the token.
+caller, never the token. A caller's own limit is counted in the gateway's
+`Slots` (counter 1 + its place among the limited callers), so with several
+workers it means the whole gateway, as `--max-concurrent-streams` does.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ import difflib
 import hashlib
 import hmac
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import grpc
 import yaml
@@ -39,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT
+from navagent.gateway._slots import GATEWAY, WorkerSlots
 
 __all__ = [
     "ALL_HINTS",
@@ -48,8 +52,9 @@ __all__ = [
     "CallerRefusedError",
     "CallerTable",
     "CallersError",
-    "LocalSlots",
-    "Slots",
+    "MAX_LIMITED_CALLERS",
+    "SLOT_COUNTERS",
+    "acting_as",
     "admit_caller",
     "caller_name",
     "current_caller",
@@ -59,6 +64,11 @@ __all__ = [
 ]
 
 ALL_HINTS = "*"
+MAX_LIMITED_CALLERS = 255
+"""Callers with their own `max_concurrent_streams` one file may hold."""
+SLOT_COUNTERS = 1 + MAX_LIMITED_CALLERS
+"""Counters the gateway's `Slots` need: the gateway's own, then one per limited
+caller (create `Slots` with `counters=SLOT_COUNTERS`)."""
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _HEALTH_PREFIX = "/grpc.health.v1.Health/"
@@ -94,6 +104,9 @@ class Caller:
     routing_hints: frozenset[str] | None
     """None: every hint."""
     max_concurrent_streams: int | None = None
+    counter: int | None = None
+    """The slot counter of its own limit: 1 + its place among the file's limited
+    callers, the same in every worker, which all read the same file."""
 
     def may_use(self, hint: str) -> bool:
         """Whether this caller may send calls for routing hint `hint`."""
@@ -188,7 +201,15 @@ def parse_callers(document: Any, *, source: str) -> CallerTable:
             if known.digest == digest:
                 raise CallersError(f"{where}: same token_hash as caller {known.name!r}")
         hints = None if ALL_HINTS in spec.routing_hints else frozenset(spec.routing_hints)
-        callers.append(Caller(spec.name, digest, hints, spec.max_concurrent_streams))
+        counter = None
+        if spec.max_concurrent_streams is not None:
+            counter = 1 + sum(1 for known in callers if known.counter is not None)
+            if counter >= SLOT_COUNTERS:
+                raise CallersError(
+                    f"{where}: more than {MAX_LIMITED_CALLERS} callers with their own "
+                    "max_concurrent_streams; give some callers none"
+                )
+        callers.append(Caller(spec.name, digest, hints, spec.max_concurrent_streams, counter))
     return CallerTable(callers, source=source)
 
 
@@ -225,49 +246,19 @@ def load_callers(path: Path) -> CallerTable:
 
 # --- the call's caller, and what it may do -----------------------------------
 
-
-class Slots(Protocol):
-    """Counters of streams held per caller name, each under its own limit."""
-
-    def acquire(self, name: str, limit: int) -> bool:
-        """Take one of `name`'s slots if fewer than `limit` are held; False otherwise."""
-        ...
-
-    def release(self, name: str) -> None:
-        """Give back one of `name`'s slots."""
-        ...
-
-
-class LocalSlots:
-    """`Slots` for one process (one event loop: no lock needed)."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, int] = {}
-
-    def acquire(self, name: str, limit: int) -> bool:
-        """Take one of `name`'s slots if fewer than `limit` are held."""
-        held = self._held.get(name, 0)
-        if held >= limit:
-            return False
-        self._held[name] = held + 1
-        return True
-
-    def release(self, name: str) -> None:
-        """Give back one of `name`'s slots."""
-        held = self._held.get(name, 0) - 1
-        if held > 0:
-            self._held[name] = held
-        else:
-            self._held.pop(name, None)
-
-    def held(self, name: str) -> int:
-        """Slots `name` holds now."""
-        return self._held.get(name, 0)
-
-
 _current: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
     "navagent_gateway_caller", default=None
 )
+
+
+@contextmanager
+def acting_as(caller: Caller | None) -> Iterator[None]:
+    """Run the block as `caller`'s call (the interceptor wraps each call in this)."""
+    reset = _current.set(caller)
+    try:
+        yield
+    finally:
+        _current.reset(reset)
 
 
 def current_caller() -> Caller | None:
@@ -279,18 +270,18 @@ def current_caller() -> Caller | None:
 class CallerLease:
     """One of a caller's concurrent stream slots, held until `release`."""
 
-    _slots: Slots | None
-    _name: str
+    _slots: WorkerSlots | None
+    _counter: int = GATEWAY
     _released: bool = False
 
     def release(self) -> None:
         """Give the slot back (once; later calls do nothing)."""
         if self._slots is not None and not self._released:
             self._released = True
-            self._slots.release(self._name)
+            self._slots.release(self._counter)
 
 
-_NO_LEASE = CallerLease(None, "-")
+_NO_LEASE = CallerLease(None)
 
 
 def caller_name() -> str:
@@ -299,7 +290,7 @@ def caller_name() -> str:
     return "-" if caller is None else caller.name
 
 
-def admit_caller(hint: str, slots: Slots) -> CallerLease:
+def admit_caller(hint: str, slots: WorkerSlots) -> CallerLease:
     """Check the current caller may stream for `hint` now; the slot it holds meanwhile.
 
     Raises:
@@ -318,17 +309,17 @@ def admit_caller(hint: str, slots: Slots) -> CallerLease:
             "the gateway operator can add the hint to its routing_hints in the callers file",
             "permission_denied",
         )
-    limit = caller.max_concurrent_streams
-    if limit is None:
+    limit, counter = caller.max_concurrent_streams, caller.counter
+    if limit is None or counter is None:
         return _NO_LEASE
-    if not slots.acquire(caller.name, limit):
+    if not slots.try_acquire(limit, counter):
         raise CallerRefusedError(
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"caller {caller.name!r} is serving its limit of {limit} concurrent streams; "
             "retry shortly",
             "rejected",
         )
-    return CallerLease(slots, caller.name)
+    return CallerLease(slots, counter)
 
 
 class CallerAuthInterceptor(grpc.aio.ServerInterceptor):
@@ -375,11 +366,8 @@ def _with_caller(handler: _Handler, caller: Caller) -> _Handler:
     inner = cast(Callable[..., Awaitable[Any]], handler.unary_stream)
 
     async def behavior(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        reset = _current.set(caller)
-        try:
+        with acting_as(caller):
             return await inner(request, context)
-        finally:
-            _current.reset(reset)
 
     return grpc.unary_stream_rpc_method_handler(
         behavior,

@@ -39,12 +39,12 @@ from navagent.core.events import (
 )
 from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
+from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
 from navagent.gateway.backlog import Backlog
 from navagent.gateway.callers import (
+    SLOT_COUNTERS,
     CallerLease,
     CallerRefusedError,
-    LocalSlots,
-    Slots,
     admit_caller,
     caller_name,
 )
@@ -152,12 +152,13 @@ class ChatService:
         dispatcher: Dispatcher,
         *,
         limits: StreamLimits = StreamLimits(),
-        caller_slots: Slots | None = None,
+        slots: WorkerSlots | None = None,
     ) -> None:
         self._dispatcher = dispatcher
         self.limits = limits
-        self.caller_slots = caller_slots or LocalSlots()
-        """Each caller's own concurrent streams (see `callers`)."""
+        self._slots = slots or Slots.local(counters=SLOT_COUNTERS).worker(0)
+        """Where `max_concurrent_streams` and each caller's own limit are counted:
+        gateway-wide, across workers."""
         self._active: set[asyncio.Task[object]] = set()
         self._closing = False
 
@@ -192,13 +193,15 @@ class ChatService:
         lease: CallerLease | None = None
         try:
             neutral, extended = self._admit(request, stream_log)
-            lease = admit_caller(stream_log.hint, self.caller_slots)
-            self._active.add(task)
             try:
+                lease = admit_caller(stream_log.hint, self._slots)
+                self._active.add(task)
                 async with asyncio.timeout(self.limits.max_duration_s):
                     await self._serve(neutral, extended, context, stream_log)
             except TimeoutError:
                 await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
+            finally:
+                self._slots.release(GATEWAY)
         except (_Refused, CallerRefusedError) as refused:
             stream_log.settle(refused.outcome)
             await _abort(context, refused.code, refused.message)
@@ -235,17 +238,18 @@ class ChatService:
         if isinstance(request, _Unparseable):
             raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, request.problem, "invalid_argument")
         stream_log.hint = request.routing_hint.strip() or "agent"
-        if len(self._active) >= self.limits.max_concurrent_streams:
+        try:
+            admitted = request_from_proto(request), request.extended_events
+        except InvalidMessageError as exc:
+            raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+        if not self._slots.try_acquire(self.limits.max_concurrent_streams, GATEWAY):
             raise _Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"the gateway is serving its limit of {self.limits.max_concurrent_streams} "
                 "concurrent streams; retry shortly",
                 "rejected",
             )
-        try:
-            return request_from_proto(request), request.extended_events
-        except InvalidMessageError as exc:
-            raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+        return admitted
 
     async def _internal(
         self,

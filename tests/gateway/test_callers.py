@@ -16,9 +16,13 @@ import pytest
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
+from navagent.gateway._slots import GATEWAY, Slots
 from navagent.gateway.callers import (
+    SLOT_COUNTERS,
+    CallerRefusedError,
     CallersError,
-    LocalSlots,
+    acting_as,
+    admit_caller,
     hash_token,
     load_callers,
     parse_callers,
@@ -132,9 +136,7 @@ async def test_each_caller_has_its_own_stream_limit(
     others = await asyncio.gather(call(server, OPS_TOKEN), call(server, OPS_TOKEN))
     assert list(others) == ["a" * 20] * 2
     assert await first == "a" * 20
-    # The slot is given back when the stream ends, and after a refusal.
-    assert isinstance(server.service.caller_slots, LocalSlots)
-    assert server.service.caller_slots.held("ci") == 0
+    # The slot is given back when the stream ends.
     assert await call(server, CI_TOKEN) == "a" * 20
     assert not any(token in r.getMessage() for r in caplog.records for token in TOKENS)
 
@@ -153,6 +155,43 @@ async def test_reload_takes_a_new_callers_file_and_keeps_the_old_on_error(
     failed = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(failed) == 1 and "keeping the current callers" in failed[0]
     assert "field 'token_hash': must be sha256:<64 hex digits>" in failed[0]
+
+
+def test_a_callers_limit_holds_across_workers_sharing_the_slots(tmp_path: Path) -> None:
+    path = tmp_path / "callers.yaml"
+    path.write_text(callers_yaml(), encoding="utf-8")
+    ci = load_callers(path).identify(CI_TOKEN)
+    slots = Slots.shared(workers=2, counters=SLOT_COUNTERS)
+    try:
+        first, second = slots.worker(0), slots.worker(1)
+        with acting_as(ci):
+            lease = admit_caller("agent", first)
+            with pytest.raises(CallerRefusedError) as info:
+                admit_caller("agent", second)  # the other worker sees ci's stream
+            assert info.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert slots.in_use(GATEWAY) == 0, "a caller's slot is not the gateway's"
+            lease.release()
+            lease.release()  # idempotent: one slot, given back once
+            admit_caller("agent", second).release()
+            assert ci is not None and ci.counter is not None
+            assert slots.in_use(ci.counter) == 0
+        with acting_as(None):  # auth off: nothing counted, nothing refused
+            admit_caller("anything", first).release()
+    finally:
+        slots.close()
+
+
+def test_callers_with_limits_get_distinct_counters() -> None:
+    document = {
+        "callers": [
+            entry(name=f"c{i}", token_hash=hash_token(f"token-number-{i:04d}"), **limit)
+            for i, limit in enumerate(
+                [{"max_concurrent_streams": 1}, {}, {"max_concurrent_streams": 2}]
+            )
+        ]
+    }
+    counters = [caller.counter for caller in parse_callers(document, source="f").callers]
+    assert counters == [1, None, 2]
 
 
 def test_token_hash_is_the_sha256_of_the_stripped_token() -> None:
