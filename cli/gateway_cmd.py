@@ -147,6 +147,34 @@ def serve(
         _fail(str(exc))
 
 
+@gateway_app.command("health")
+def health(
+    address: Annotated[str, typer.Option(help="HOST:PORT of the gateway.")] = "127.0.0.1:50051",
+    service: Annotated[
+        str, typer.Option(help="Service to ask about; empty for the whole server.")
+    ] = "navigator.chat.v1.Chat",
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the answer.")] = 3.0,
+) -> None:
+    """Exit 0 when the gateway answers SERVING over gRPC health (the container's probe)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    request = health_pb2.HealthCheckRequest(service=service)
+    try:
+        with grpc.insecure_channel(address) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(request, timeout=timeout)
+    except grpc.RpcError as exc:
+        code_of = getattr(exc, "code", None)  # a failed call is also a grpc.Call
+        code = code_of().name if callable(code_of) else "UNAVAILABLE"
+        typer.echo(f"nav gateway health: {address}: {code}", err=True)
+        raise typer.Exit(1) from None
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    if reply.status != health_pb2.HealthCheckResponse.SERVING:
+        typer.echo(f"nav gateway health: {address}: {status}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{address}: {status}")
+
+
 _MIN_TOKEN_CHARS = 16
 
 

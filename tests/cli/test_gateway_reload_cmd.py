@@ -42,6 +42,15 @@ def reload(pid_file: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def health(port: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NAV, "gateway", "health", "--address", f"127.0.0.1:{port}", "--timeout", "2"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
 def wait_for_line(stream: object, phrase: str, timeout: float = 15) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -68,6 +77,8 @@ def test_reload_swaps_routes_of_a_running_gateway_and_keeps_them_on_a_bad_file(
         ready = wait_for_line(process.stderr, "gateway ready on")
         port = int(ready.split("127.0.0.1:")[1].split(":")[0])
         assert pid_file.read_text().strip() == str(process.pid)
+        healthy = health(port)
+        assert healthy.returncode == 0 and "SERVING" in healthy.stdout
         before = chat(port, "fast")
         assert isinstance(before, grpc.RpcError)
         assert before.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -92,6 +103,8 @@ def test_reload_swaps_routes_of_a_running_gateway_and_keeps_them_on_a_bad_file(
         rest = process.communicate(timeout=15)[1]
         assert process.returncode == 0 and SECRET not in ready + rest
         assert not pid_file.exists(), "the pid file goes when the gateway stops"
+        gone = health(port)
+        assert gone.returncode == 1 and f"127.0.0.1:{port}: UNAVAILABLE" in gone.stderr
     finally:
         process.kill()
 
