@@ -114,6 +114,7 @@ def test_reload_swaps_routes_of_a_running_gateway_and_keeps_them_on_a_bad_file(
     [
         (None, "cannot read pid file"),
         ("abc", "does not hold a gateway's pid"),
+        ("0", "does not hold a gateway's pid"),
         ("999999999", "the gateway is not running"),
     ],
 )
