@@ -43,7 +43,7 @@ DEMO_PROMPTS = (
     "delete py-worker",
     "list the providers and inference routes",
 )
-"""Requests the simulated model's keyword rules understand (`fixtures/provider/_intents`)."""
+"""Example requests the banner shows; tests/cli/test_demo_prompts.py runs each one."""
 _PROTOCOLS: dict[DemoProvider, str] = {
     "openai": "openai_chat_completions",
     "anthropic": "anthropic_messages",

@@ -54,11 +54,21 @@ def provider(
         typer.Option(min=0, help="Delay between streamed events in ms; 0 = as fast as possible."),
     ] = 0.0,
 ) -> None:
-    """Serve the simulated OpenAI + Anthropic API until interrupted.
+    r"""Serve the simulated OpenAI + Anthropic API until interrupted.
 
     OpenAI clients use base URL http://HOST:PORT/v1, Anthropic clients
     http://HOST:PORT; any non-empty API key is accepted. Set NAV_SIM_CLOCK
     (ISO-8601 UTC) to freeze timestamps.
+
+    Faults: a marker such as \[sim-fault: http-429] or \[sim-fault: stall after=3]
+    in the last user message makes that request fail (kinds http-401, http-429,
+    http-500, http-529, error-mid-stream, reset, stall, invalid-json). A marker
+    fires once per conversation: while it runs, the simulator remembers each
+    conversation (every message up to the marked one) whose marker has fired,
+    so a retry of the same request, or the same conversation sent again, gets
+    a normal answer. times=N fails N requests (times=always: every one);
+    step=N fails the Nth request of the turn instead of the first. Restart the
+    simulator to make a marker fire again. Grammar: fixtures/provider/_faults.py.
     """
     from navagent.fixtures.provider import SimulatedProvider
 

@@ -61,6 +61,7 @@ def test_piped_lines_are_one_message_each_and_deletes_are_declined(env) -> None:
     assert len(answers) == 3
     assert "py-worker (Provisioning)" in answers[0]
     assert "declined" in result.stderr and "pass --yes" in result.stderr
+    assert "was declined, not run" in answers[1] and "Deleted" not in answers[1]
     assert "py-worker (Provisioning)" in answers[2]  # nothing was deleted
     assert "nav> " not in result.stdout + result.stderr
 

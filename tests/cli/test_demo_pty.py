@@ -61,7 +61,7 @@ def test_demo_in_a_terminal_lists_cancels_and_exits_0(child) -> None:
 
     # A turn that streams a little and then stalls until cancelled.
     child.sendline("hello [sim-fault: stall after=6]")
-    child.expect_exact("I can help")
+    child.expect_exact("Hello!")
     time.sleep(SETTLE_S)
     child.sendintr()
     child.expect_exact("[interrupted")

@@ -105,7 +105,7 @@ async def test_demo_repl_ctrl_c_reaches_the_provider(pipe, demo) -> None:
         )
         repl.start()
         repl.type("hello [sim-fault: stall after=4]" + ENTER)
-        await repl.wait_for("I can help")
+        await repl.wait_for("Hello!")
         os.kill(os.getpid(), signal.SIGINT)
         await repl.wait_for(INTERRUPTED_NOTE)
         # Cancelling the turn cancelled the gRPC call, and the gateway dropped
@@ -113,5 +113,27 @@ async def test_demo_repl_ctrl_c_reaches_the_provider(pipe, demo) -> None:
         async with asyncio.timeout(5):
             while not demo.provider.requests[-1].closed_by_client:
                 await asyncio.sleep(0.02)
+        repl.type(CTRL_D)
+        assert await repl.exit_code() == 0
+
+
+async def test_demo_repl_answer_n_is_summarised_as_declined(pipe, demo) -> None:
+    async with GrpcChatClient(demo.address) as client:
+        await client.wait_ready(5)
+        repl = ReplDriver(
+            pipe,
+            client=client,
+            runner_factory=lambda confirm: NavToolRunner(
+                demo.nav_sim, cluster=DEMO_CLUSTER, confirm=confirm, env=demo.tool_env
+            ),
+        )
+        repl.start()
+        repl.type("create a sandbox named web-2 running echo hi and show its logs" + ENTER)
+        end = await repl.wait_for("sandbox create --name web-2")
+        repl.type("n" + ENTER)
+        await repl.wait_for("so I did not run it.", after=end)
+        assert "You declined creating sandbox web-2, so I did not run it." in repl.text
+        assert "was declined, I did not read its logs" in repl.text
+        assert "→ sandbox_logs" not in repl.text and "Created sandbox" not in repl.text
         repl.type(CTRL_D)
         assert await repl.exit_code() == 0

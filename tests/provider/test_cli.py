@@ -85,3 +85,11 @@ def test_provider_package_depends_on_core_only() -> None:
         text = path.read_text(encoding="utf-8")
         assert "navagent.gateway" not in text and "navagent.cli" not in text, path
         assert "import openai" not in text and "import anthropic" not in text, path
+
+
+def test_provider_help_explains_markers_fire_once_per_conversation() -> None:
+    result = CliRunner().invoke(app, ["sim", "provider", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "[sim-fault: http-429]" in text
+    assert "fires once per conversation" in text and "times=N" in text

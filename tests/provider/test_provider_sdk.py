@@ -112,7 +112,7 @@ def test_openai_sdk_parses_text_stream(sim, oai) -> None:
     completion = openai_stream(oai, [h.user("hello there")])
     reply = planned(sim, "openai")
     assert_openai_matches(completion, reply)
-    assert "list your sandboxes" in completion.choices[0].message.content
+    assert "list my sandboxes" in completion.choices[0].message.content
     assert len(reply.script.text) > 5  # streamed word by word, not in one piece
 
 
@@ -187,7 +187,7 @@ def test_openai_sdk_parses_non_streaming_completion(sim, oai) -> None:
 def test_anthropic_sdk_parses_text_stream(sim, claude) -> None:
     message = anthropic_stream(claude, [h.user("hello there")])
     assert_anthropic_matches(message, planned(sim, "anthropic"))
-    assert "list your sandboxes" in message.content[0].text
+    assert "list my sandboxes" in message.content[0].text
 
 
 def test_anthropic_sdk_parses_preface_and_parallel_tool_use(sim, claude) -> None:
