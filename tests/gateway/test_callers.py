@@ -13,6 +13,8 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
@@ -272,3 +274,25 @@ def test_hash_token_command_reads_stdin_and_refuses_weak_tokens() -> None:
     assert short.returncode == 2 and "at least 16" in short.stderr
     spaced = run("two words but long enough\n")
     assert spaced.returncode == 2 and "contains a space" in spaced.stderr
+
+
+async def test_health_stays_open_and_reflection_needs_a_known_token(gateway) -> None:
+    server, _path, _provider = gateway
+
+    async def list_services(metadata: tuple[tuple[str, str], ...]) -> set[str]:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            request = reflection_pb2.ServerReflectionRequest(list_services="")
+            replies = stub.ServerReflectionInfo(iter([request]), metadata=metadata)
+            reply = await anext(aiter(replies))
+        return {service.name for service in reply.list_services_response.service}
+
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await list_services(())
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "navigator.chat.v1.Chat" in await list_services(
+        (("authorization", f"Bearer {CI_TOKEN}"),)
+    )
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -85,11 +85,11 @@ def answer(events: list[pb.ChatStreamEvent]) -> str:
 
 async def test_sighup_swap_under_load_drops_no_stream(gateway) -> None:
     server, path, provider = gateway
-    provider.tokens, provider.delay = 20, 0.02  # ~0.4 s per stream
+    provider.tokens, provider.delay = 20, 0.05  # ~1 s per stream
     watch_reload_signal(server)
     try:
-        before = [asyncio.create_task(call(server)) for _ in range(40)]
-        while server.service.active_streams < 40:
+        before = [asyncio.create_task(call(server)) for _ in range(100)]
+        while len(provider.hosts) < 100:  # every stream has its route and is streaming
             await asyncio.sleep(0.01)
         path.write_text(routes_yaml(("b", "agent")), encoding="utf-8")
         old = server.routes
@@ -97,16 +97,16 @@ async def test_sighup_swap_under_load_drops_no_stream(gateway) -> None:
         while server.routes is old:
             await asyncio.sleep(0.01)
         assert server.service.active_streams > 0, "the swap must land while streams run"
-        after = [asyncio.create_task(call(server)) for _ in range(40)]
+        after = [asyncio.create_task(call(server)) for _ in range(100)]
         old_answers = [answer(events) for events in await asyncio.gather(*before)]
         new_answers = [answer(events) for events in await asyncio.gather(*after)]
     finally:
         asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
     # Every stream that started before the swap finished on the old route,
     # every call after it used the new one; none failed.
-    assert old_answers == ["a" * 20] * 40
-    assert new_answers == ["b" * 20] * 40
-    assert provider.hosts.count("a") == 40 and provider.hosts.count("b") == 40
+    assert old_answers == ["a" * 20] * 100
+    assert new_answers == ["b" * 20] * 100
+    assert provider.hosts.count("a") == 100 and provider.hosts.count("b") == 100
 
 
 @pytest.mark.parametrize(
