@@ -127,3 +127,25 @@ def test_reload_with_a_bad_pid_file_says_why(
     result = reload(pid_file)
     assert result.returncode == 2 and phrase in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_serve_with_an_unusable_callers_file_says_why(tmp_path: Path) -> None:
+    routes = tmp_path / "routes.yaml"
+    routes.write_text("routes:\n" + ROUTE.format(hint="agent"), encoding="utf-8")
+    callers = tmp_path / "callers.yaml"
+    callers.write_text(
+        f"callers:\n  - name: ci\n    token_hash: {SECRET}\n    routing_hints: [agent]\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [NAV, "gateway", "serve", "--listen", "127.0.0.1:0", "--routes", str(routes)]
+        + ["--callers", str(callers), "--pid-file", str(tmp_path / "gateway.pid")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "CLI_TEST_KEY": SECRET},
+    )
+    assert result.returncode == 2
+    assert f"{callers}: caller 1 ('ci'): field 'token_hash': must be sha256:" in result.stderr
+    assert SECRET not in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "gateway.pid").exists()
