@@ -17,6 +17,16 @@ __all__ = ["agent_app"]
 agent_app = typer.Typer(
     invoke_without_command=True,
     no_args_is_help=False,
+    subcommand_metavar="[sessions ...]",
+)
+_EXAMPLES = (
+    "Examples:\n\n"
+    "  nav agent --demo                              # try it: simulated model and cluster\n\n"
+    "  NAV_AGENT_CLI=/usr/local/bin/nav nav agent --cluster prod\n\n"
+    '  nav agent -p "list my sandboxes" > answer.txt  # one message, answer only on stdout\n\n'
+    "  nav agent --session incident-42               # resume (or start) a named conversation\n\n"
+    "  nav agent --continue                          # resume the most recent one\n\n"
+    "  nav agent sessions export incident-42 -o incident-42.md"
 )
 
 _CONNECTION = "Gateway connection"
@@ -25,7 +35,7 @@ _MODE = "Input and output"
 _DEMO = "Demo"
 
 
-@agent_app.callback()
+@agent_app.callback(epilog=_EXAMPLES)
 def agent(
     ctx: typer.Context,
     cluster: Annotated[
@@ -122,6 +132,14 @@ def agent(
             rich_help_panel=_MODE,
         ),
     ] = False,
+    no_markdown: Annotated[
+        bool,
+        typer.Option(
+            "--no-markdown",
+            help="Print answers as raw text, not rendered markdown (piped output always is).",
+            rich_help_panel=_MODE,
+        ),
+    ] = False,
     demo: Annotated[
         bool,
         typer.Option(
@@ -160,6 +178,7 @@ def agent(
             continue_last=continue_last,
             prompt=prompt,
             json_output=json_output,
+            markdown=not no_markdown,
             demo=demo,
             demo_provider=demo_provider,
             connect_timeout_s=connect_timeout,
@@ -168,14 +187,65 @@ def agent(
     raise typer.Exit(code)
 
 
-@agent_app.command("sessions")
+sessions_app = typer.Typer(
+    invoke_without_command=True,
+    no_args_is_help=False,
+    subcommand_metavar="[rm|rename|export ...]",
+    help="List saved conversations, most recent first (resume one with --session).",
+)
+agent_app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback()
 def sessions(
+    ctx: typer.Context,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print a JSON array instead of a table.")
     ] = False,
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 50,
 ) -> None:
     """List saved conversations, most recent first (resume one with --session)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from navagent.cli.sessions_view import show_sessions
 
     raise typer.Exit(show_sessions(json_output=json_output, limit=limit))
+
+
+_SESSION_ARG = typer.Argument(metavar="SESSION", help="A session's name, id, or id prefix.")
+
+
+@sessions_app.command("rm")
+def sessions_rm(session: Annotated[str, _SESSION_ARG]) -> None:
+    """Delete a saved conversation."""
+    from navagent.cli.sessions_view import remove_session
+
+    raise typer.Exit(remove_session(session))
+
+
+@sessions_app.command("rename")
+def sessions_rename(
+    session: Annotated[str, _SESSION_ARG],
+    new_name: Annotated[str, typer.Argument(metavar="NEW_NAME", help="The new name.")],
+) -> None:
+    """Give a saved conversation a (new) name, to resume it with --session NEW_NAME."""
+    from navagent.cli.sessions_view import rename_session
+
+    raise typer.Exit(rename_session(session, new_name))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session: Annotated[str, _SESSION_ARG],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="JSON (metadata and messages), not markdown.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout."),
+    ] = None,
+) -> None:
+    """Print a saved conversation as a markdown transcript (or JSON)."""
+    from navagent.cli.sessions_view import export_session
+
+    raise typer.Exit(export_session(session, as_json=json_output, output=output))

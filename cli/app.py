@@ -6,11 +6,12 @@ inside the command, so `nav --help` stays fast.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "tidy_help"]
 
 app = typer.Typer(
     name="nav",
@@ -68,6 +69,31 @@ def _root(
 _register_commands()
 
 
+def tidy_help(command: Any) -> Any:
+    """Drop the `<bool>` type typer shows for on/off flags, in every command's help.
+
+    A flag takes no value, so a type in its help only suggests one. `command`
+    is the click command typer builds (typer vendors click, hence `Any`).
+    """
+    for param in command.params:
+        _untyped_flag(param)
+    make_help_option = command.get_help_option
+
+    def help_option(ctx: Any) -> Any:
+        return _untyped_flag(make_help_option(ctx))
+
+    command.get_help_option = help_option
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
+    return command
+
+
+def _untyped_flag(param: Any) -> Any:
+    if getattr(param, "is_flag", False) and not getattr(param, "count", False):
+        param.metavar = ""
+    return param
+
+
 def main() -> None:
     """Console-script entry point."""
-    app()
+    tidy_help(typer.main.get_command(app))(prog_name="nav")

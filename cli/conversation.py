@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from navagent.core.agent import Agent, ConversationRecorder
+from navagent.core.agent import Agent, ConversationRecorder, Steering
 from navagent.core.agent_events import TurnFinished
 from navagent.core.events import Usage
 from navagent.core.messages import Message
@@ -39,6 +39,11 @@ class _LazyRecorder:
             self.session = self._store.create(cluster=self._cluster)
             self._recorder = self._store.recorder(self.session.id)
         return self._recorder
+
+    @property
+    def session_id(self) -> str:
+        """The session's id once the first message created it."""
+        return self.session.id if self.session is not None else ""
 
     def record_message(self, message: Message, usage: Usage | None = None) -> None:
         self._target().record_message(message, usage)
@@ -75,6 +80,7 @@ class Conversation:
         self._cluster = cluster
         self._lazy: _LazyRecorder | None = None
         self._session = session
+        self._routing_hint: str | None = None
         self.resumed: tuple[Message, ...] = ()
         """The history the conversation started from (empty when new)."""
         if session is not None and store is not None:
@@ -102,9 +108,9 @@ class Conversation:
         session = self.session
         return session.label if session is not None else "new"
 
-    async def send(self, text: str) -> TurnFinished:
+    async def send(self, text: str, *, steering: Steering | None = None) -> TurnFinished:
         """Run one turn (see `Agent.run_turn` for what it raises)."""
-        return await self.agent.run_turn(text)
+        return await self.agent.run_turn(text, steering=steering)
 
     def full_log(self) -> tuple[Message, ...]:
         """Every message of this conversation, compacted ones included."""
@@ -118,3 +124,19 @@ class Conversation:
         self._session = None
         self.resumed = ()
         self.agent = self._fresh_agent()
+        if self._routing_hint is not None:
+            self.agent.routing_hint = self._routing_hint
+
+    async def compact(self) -> bool:
+        """Summarize older turns now (see `Agent.compact`)."""
+        return await self.agent.compact()
+
+    @property
+    def routing_hint(self) -> str:
+        """The gateway route the next turns ask for."""
+        return self.agent.routing_hint
+
+    @routing_hint.setter
+    def routing_hint(self, hint: str) -> None:
+        self._routing_hint = hint
+        self.agent.routing_hint = hint

@@ -25,7 +25,16 @@ class LogLevel(StrEnum):
 gateway_app = typer.Typer(help="Run the Chat gRPC gateway.", no_args_is_help=True)
 
 
-@gateway_app.command("serve")
+@gateway_app.command(
+    "serve",
+    epilog=(
+        "Examples:\n\n"
+        "  nav gateway serve --routes routes.yaml\n\n"
+        "  NAV_GATEWAY_TOKEN=s3cret nav gateway serve --routes routes.yaml"
+        " --listen 0.0.0.0:50051 --auth-token-env NAV_GATEWAY_TOKEN"
+        " --tls-cert server.pem --tls-key server-key.pem"
+    ),
+)
 def serve(
     listen: Annotated[
         str | None,

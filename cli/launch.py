@@ -16,9 +16,11 @@ unreachable gateway), never a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ from navagent.cli.batch import read_lines, run_lines, single_line
 from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
 from navagent.cli.conversation import Conversation
 from navagent.cli.demo import DEMO_CLUSTER, DemoProvider, DemoStack, demo_banner
+from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
@@ -95,6 +98,8 @@ class AgentOptions:
     continue_last: bool = False
     prompt: str | None = None
     json_output: bool = False
+    markdown: bool = True
+    """Render answers as markdown on a terminal (`--no-markdown` turns it off)."""
     demo: bool = False
     demo_provider: DemoProvider = "openai"
     connect_timeout_s: float = 5.0
@@ -137,12 +142,20 @@ class _Launch:
         """(text, style) lines shown just before the conversation starts."""
 
     async def run(self) -> int:
-        try:
-            async with AsyncExitStack() as stack:
-                return await self._run(stack)
-        except StartupError as exc:
-            self.err.print(Text(f"nav agent: {exc}", style="red"))
-            return exc.exit_code
+        with _ending_signals_cancel_me() as received:
+            try:
+                async with AsyncExitStack() as stack:
+                    return await self._run(stack)
+            except StartupError as exc:
+                self.err.print(Text(f"nav agent: {exc}", style="red"))
+                return exc.exit_code
+            except asyncio.CancelledError:
+                if not received:
+                    raise
+                name = signal.Signals(received[0]).name
+                with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
+                    self.err.print(Text(f"nav agent: ended by {name}", style="yellow"))
+                return 128 + received[0]
 
     async def _run(self, stack: AsyncExitStack) -> int:
         o = self.options
@@ -192,16 +205,42 @@ class _Launch:
         except (SessionError, InvalidHistoryError) as exc:
             raise StartupError(f"cannot resume the session: {exc}") from None
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
+        kept = store is not None and (demo is None or o.session is not None or o.continue_last)
+        try:
+            return await self._converse(conversation, sink, confirm, kept=kept)
+        finally:
+            if self.interactive and kept and conversation.session is not None:
+                demo_flag = "--demo " if demo is not None else ""
+                with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
+                    self.err.print(
+                        Text(
+                            f"resume with: nav agent {demo_flag}--session"
+                            f" {conversation.session.label}",
+                            style="dim",
+                        )
+                    )
+
+    async def _converse(
+        self, conversation: Conversation, sink: EventSink, confirm: Confirm | None, *, kept: bool
+    ) -> int:
+        o = self.options
         if self.interactive:
             assert isinstance(sink, TerminalRenderer)
             return await run_repl(
                 conversation,
-                session=PromptSession(history=_prompt_history()),
+                session=make_prompt_session(
+                    history=_prompt_history(), tool_names=[tool.name for tool in TOOLS]
+                ),
                 console=sink.out,
                 renderer=sink,
                 slash_state=SlashState(
-                    tools=TOOLS, confirm_tools=_CONFIRM_TOOLS, assume_yes=o.assume_yes
+                    tools=TOOLS,
+                    confirm_tools=_CONFIRM_TOOLS,
+                    assume_yes=o.assume_yes,
+                    routing_hint=o.routing_hint,
                 ),
+                confirm=confirm if isinstance(confirm, PromptConfirm) else None,
+                sessions_kept=kept,
             )
         lines = single_line(o.prompt) if o.prompt is not None else read_lines(sys.stdin)
         return await run_lines(conversation.send, lines, report=self._report)
@@ -269,14 +308,11 @@ class _Launch:
             cli = resolve_nav_cli()
         except NavCliNotFoundError as exc:
             raise StartupError(str(exc)) from None
-        if _is_own_nav(cli):
-            self.notes.append(
-                (
-                    f"note: the tools would run {cli}, which is nav-agent's own `nav` and has no"
-                    f" cluster commands; set {NAV_AGENT_CLI_ENV} to the Navigator CLI, or try"
-                    " `nav agent --demo`",
-                    "yellow",
-                )
+        if _is_own_nav(cli) and not os.environ.get(NAV_AGENT_CLI_ENV, "").strip():
+            raise StartupError(
+                f"the tools would run {cli}, which is nav-agent's own `nav` and has no"
+                f" `sandbox` commands; set {NAV_AGENT_CLI_ENV} to the Navigator CLI, or try"
+                " `nav agent --demo`"
             )
         return cli
 
@@ -308,7 +344,11 @@ class _Launch:
         if o.json_output:
             return JsonLinesSink(sys.stdout), None
         out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
-        renderer = TerminalRenderer(out, self.err)
+        renderer = TerminalRenderer(out, self.err, markdown=None if o.markdown else False)
+        if not self.interactive and not o.assume_yes:
+            renderer.decline_hint = (
+                "no terminal to ask: {tool} was declined; pass --yes to allow it"
+            )
         if not self.interactive or o.assume_yes:
             return renderer, None
         return renderer, PromptConfirm(PromptSession(), err=self.err, renderer=renderer)
@@ -321,10 +361,14 @@ class _Launch:
             banner = demo_banner(provider=o.demo_provider)
             self.err.print(Text(banner if self.interactive else banner.splitlines()[0], "cyan"))
         if self.interactive:
+            session = conversation.session
+            label = "new" if session is None else session.label
+            if session is not None and session.name:
+                label += f" ({session.id[:8]})"
             self.err.print(
                 Text(
                     f"nav agent · cluster {cluster} · gateway {target} · session"
-                    f" {conversation.label} · /help for commands",
+                    f" {label} · /help for commands",
                     style="dim",
                 )
             )
@@ -338,15 +382,44 @@ class _Launch:
         tools = " and ".join(sorted(_CONFIRM_TOOLS))
         if o.assume_yes:
             self.notes.append((f"--yes: {tools} run without asking", "yellow"))
-        elif not self.interactive:
-            self.notes.append(
-                (f"no terminal to ask: {tools} will be declined; pass --yes to allow them", "dim")
-            )
         for text, style in self.notes:
             self.err.print(Text(text, style=style))
 
     def _report(self, message: str) -> None:
         self.err.print(Text(f"error: {message}", style="bold red"))
+
+
+@contextlib.contextmanager
+def _ending_signals_cancel_me() -> Iterator[list[int]]:
+    """Turn SIGTERM and SIGHUP into a cancel of the running task, like Ctrl-C in a turn.
+
+    Cancelling unwinds everything in order: the turn's tools are killed with
+    their process groups, the cancelled calls get results in the session, the
+    gateway connection and the session store close. The list gets the signal.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    received: list[int] = []
+
+    def cancel(signum: int) -> None:
+        if not received and task is not None:
+            received.append(signum)
+            task.cancel()
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(signum, cancel, signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            continue
+        installed.append(signum)
+    try:
+        yield received
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+        if received and task is not None:
+            task.uncancel()
 
 
 def _read_text(path: Path, option: str) -> str:

@@ -6,9 +6,10 @@ split: the assistant's answer goes to stdout as it streams, everything else
 so `nav agent -p ... > answer.txt` captures only the answer. `JsonLinesSink`
 is the machine-readable alternative for `--json`.
 
-The text is written with `Console.out` (no markup, no wrapping) because it
-arrives in fragments: rich's `Live(Markdown)` would re-render the whole answer
-on every delta and cannot stream into a pipe.
+On a terminal the answer is rendered as markdown while it streams
+(`MarkdownStream`: settled blocks printed once, only the growing block live);
+piped, or with `markdown=False` (`--no-markdown`), the text is written raw with
+`Console.out` (no markup, no wrapping), exactly as the model sent it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
+from navagent.cli.markdown_stream import MarkdownStream
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
@@ -51,17 +53,22 @@ from navagent.core.messages import (
 from navagent.core.tools import ToolOutcome
 
 __all__ = [
+    "CANCELLED_NOTE",
     "INTERRUPTED_NOTE",
     "JsonLinesSink",
     "TerminalRenderer",
     "format_arguments",
     "format_messages",
+    "compact_count",
     "format_outcome",
     "format_usage",
+    "plural",
 ]
 
 INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
-"""Shown when Ctrl-C cancels a turn (the history keeps the text, marked)."""
+"""Shown when Ctrl-C cuts an answer short (the history keeps the text, marked)."""
+CANCELLED_NOTE = "[turn cancelled]"
+"""Shown when Ctrl-C cancels a turn while no answer text was streaming."""
 _ARGUMENT_CHARS = 200
 _RESULT_PREVIEW_CHARS = 100
 
@@ -106,10 +113,28 @@ def format_arguments(call: ToolCall) -> str:
     else:
         parts = []
         for key, value in parsed.items():
-            shown = value if isinstance(value, str) and _is_plain(value) else json.dumps(value)
+            shown = (
+                value
+                if isinstance(value, str) and _is_plain(value)
+                else json.dumps(value, ensure_ascii=False)
+            )
             parts.append(f"{key}={shown}")
         text = " ".join(parts)
     return text if len(text) <= _ARGUMENT_CHARS else text[: _ARGUMENT_CHARS - 1] + "…"
+
+
+def compact_count(count: int) -> str:
+    """`950`, `12.3k`, `1.2M`: a token count at a glance."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 model call`, `2 model calls`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _is_plain(value: str) -> bool:
@@ -181,7 +206,14 @@ class TerminalRenderer:
     `__call__`.
     """
 
-    def __init__(self, out: Console, err: Console, *, spinner: bool | None = None) -> None:
+    def __init__(
+        self,
+        out: Console,
+        err: Console,
+        *,
+        spinner: bool | None = None,
+        markdown: bool | None = None,
+    ) -> None:
         """Draw on `out` (the answer) and `err` (everything else).
 
         Args:
@@ -189,15 +221,30 @@ class TerminalRenderer:
             err: Receives spinner, tool lines, thinking, usage and notices.
             spinner: Show a spinner while waiting; default: when `err` is a
                 terminal that can move the cursor.
+            markdown: Render the answer as markdown; default: when `out` is a
+                terminal that can move the cursor. False writes the raw text.
         """
         self.out = out
         self.err = err
         self._spinner_enabled = (
             err.is_terminal and not err.is_dumb_terminal if spinner is None else spinner
         )
+        can_draw = out.is_terminal and not out.is_dumb_terminal
+        self._markdown: MarkdownStream | None = (
+            MarkdownStream(out) if (can_draw if markdown is None else markdown) else None
+        )
+        self._cut = False
+        """Answer text was streaming when the turn was cancelled."""
+        self.decline_hint: str | None = None
+        """Printed (with `{tool}` filled in) when a call is declined: no one could be asked."""
+        self._queued: list[str] = []
+        """Lines typed mid-turn, not shown yet."""
+        self._typing = ""
+        self._label = ""
         self._live: Live | None = None
         self._open: _Stream | None = None
         self._usage = Usage()
+        self._context_tokens = 0
         self._running_tools = 0
 
     # --- turn lifecycle -----------------------------------------------------
@@ -205,14 +252,42 @@ class TerminalRenderer:
     def begin_turn(self) -> None:
         """Reset the per-turn counters and show the spinner until the first token."""
         self._usage = Usage()
+        self._context_tokens = 0
         self._running_tools = 0
         self._open = None
+        self._cut = False
         self._spin("thinking…")
 
     def pause(self) -> None:
         """Stop the spinner and end any open line, e.g. before a confirmation prompt."""
         self._stop_spinner()
         self._close_stream()
+        queued, self._queued = self._queued, []
+        for line in queued:
+            self.err.print(Text(f"  ↳ queued for the model: {line}", style="cyan"))
+
+    def queued(self, line: str) -> None:
+        """Show that `line`, typed mid-turn, waits for the model's next call.
+
+        Printed at once unless the answer is streaming, which it would cut
+        in two; then at the next pause (a tool line, the end of the turn).
+        """
+        self._queued.append(line)
+        self._typing = ""
+        if self._open != "text":
+            live = self._live
+            self.pause()
+            if live is not None:
+                self._spin(self._label)
+        else:
+            self._refresh_spinner()
+
+    def typing(self, line: str) -> None:
+        """Show the line being typed mid-turn: next to the spinner, or under the answer."""
+        self._typing = line
+        self._refresh_spinner()
+        if self._markdown is not None and self._open == "text":
+            self._markdown.set_footer(f"› {line}" if line else "")
 
     def end_turn(self) -> None:
         """Stop the spinner and end the answer's line; safe to call twice."""
@@ -244,6 +319,8 @@ class TerminalRenderer:
                 self._spin(f"preparing {event.name}…")
             case TurnEnd():
                 self._usage += event.usage
+                # What the last call read plus what it wrote: the next call's context.
+                self._context_tokens = event.usage.input_tokens + event.usage.output_tokens
             case MessageComplete():
                 self._close_stream()
             case StreamError():
@@ -253,9 +330,12 @@ class TerminalRenderer:
             case ToolFinished():
                 self._tool_finished(event)
             case ContextCompacted():
+                saved = max(event.tokens_before - event.tokens_after, 0)
+                share = saved * 100 // event.tokens_before if event.tokens_before else 0
                 self.note(
                     f"compacted {event.summarized_messages} older messages into a summary"
-                    f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens)"
+                    f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens,"
+                    f" saved ~{saved:,}, {share}%)"
                 )
             case AgentNotice():
                 style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
@@ -273,11 +353,14 @@ class TerminalRenderer:
     def _tool_finished(self, event: ToolFinished) -> None:
         self.pause()
         self.err.print(format_outcome(event.outcome))
+        if event.outcome.status == "declined" and self.decline_hint:
+            self.err.print(Text(self.decline_hint.format(tool=event.outcome.call.name), "yellow"))
         self._running_tools = max(self._running_tools - 1, 0)
         # With every tool done, the loop asks the model again.
         self._spin("running tools…" if self._running_tools else "thinking…")
 
     def _turn_finished(self, event: TurnFinished) -> None:
+        self._cut = self._open == "text" and event.reason == "cancelled"
         self.pause()
         match event.reason:
             case "error" | "timeout":
@@ -285,13 +368,19 @@ class TerminalRenderer:
             case "iteration_limit" | "refused" | "paused":
                 self.err.print(Text(event.message, style="yellow"))
             case "cancelled":
-                self.err.print(Text(INTERRUPTED_NOTE, style="yellow"))
+                self.err.print(Text(INTERRUPTED_NOTE if self._cut else CANCELLED_NOTE, "yellow"))
             case "answered":
                 if event.message:
                     self.err.print(Text(event.message, style="yellow"))
         if self._usage.input_tokens or self._usage.output_tokens:
-            calls = f"{event.iterations} model calls · " if event.iterations > 1 else ""
-            self.err.print(Text(f"{calls}{format_usage(self._usage)}", style="dim"))
+            self.err.print(Text(self._usage_line(event.iterations), style="dim"))
+
+    def _usage_line(self, iterations: int) -> str:
+        parts = [plural(iterations, "model call")] if iterations > 1 else []
+        parts.append(format_usage(self._usage))
+        if self._context_tokens:
+            parts.append(f"{compact_count(self._context_tokens)} tokens in context")
+        return " · ".join(parts)
 
     # --- drawing ------------------------------------------------------------
 
@@ -302,7 +391,9 @@ class TerminalRenderer:
         if self._open != stream:
             self._close_stream()
             self._open = stream
-        if stream == "text":
+        if stream == "text" and self._markdown is not None:
+            self._markdown.feed(text)
+        elif stream == "text":
             self.out.out(text, end="", highlight=False)
         elif stream == "refusal":
             self.out.out(text, end="", style=REFUSAL_STYLE, highlight=False)
@@ -310,23 +401,37 @@ class TerminalRenderer:
             self.err.out(text, end="", style="dim italic", highlight=False)
 
     def _close_stream(self) -> None:
-        if self._open in ("text", "refusal"):
+        if self._open == "text" and self._markdown is not None:
+            self._markdown.set_footer("")
+            self._markdown.finish()
+        elif self._open in ("text", "refusal"):
             self.out.out("", highlight=False)
         elif self._open == "thinking":
             self.err.out("", highlight=False)
         self._open = None
 
+    def _spinner(self) -> Spinner:
+        text = Text(self._label, style="dim")
+        if self._typing:
+            text.append(f"   › {self._typing}", style="cyan")
+        return Spinner("dots", text=text)
+
+    def _refresh_spinner(self) -> None:
+        if self._live is not None:
+            self._live.update(self._spinner(), refresh=True)
+
     def _spin(self, label: str) -> None:
+        self._label = label
         if not self._spinner_enabled:
             return
         if self._live is not None:
-            self._live.update(Spinner("dots", text=Text(label, style="dim")))
+            self._live.update(self._spinner())
             return
         self._close_stream()
         # rich's Status is this Live; built directly to turn off its stdout
         # redirection, which would send the answer's text to stderr.
         self._live = Live(
-            Spinner("dots", text=Text(label, style="dim")),
+            self._spinner(),
             console=self.err,
             transient=True,
             redirect_stdout=False,

@@ -23,6 +23,13 @@ __all__ = ["ProviderChoice", "scenario_app"]
 scenario_app = typer.Typer(
     help="Replay and record scenario conversations (see scenarios/README.md).",
     no_args_is_help=True,
+    epilog=(
+        "Examples:\n\n"
+        "  nav scenario list\n\n"
+        "  nav scenario replay                      # every scenario, both providers\n\n"
+        "  nav scenario replay scenarios/list.yaml --provider openai -v\n\n"
+        "  nav scenario record list-sandboxes --provider both --sim"
+    ),
 )
 
 
@@ -46,16 +53,16 @@ class ProviderChoice(StrEnum):
 PathsArgument = Annotated[
     list[Path] | None,
     typer.Argument(
-        help="Scenario files or folders [default: scenarios/ in the current directory].",
-        show_default=False,
+        help="Scenario files or folders.",
+        show_default="scenarios/ in the current directory",
     ),
 ]
 CassettesOption = Annotated[
     Path | None,
     typer.Option(
         "--cassettes",
-        help="Cassette folder [default: cassettes/ beside each scenario's folder].",
-        show_default=False,
+        help="Cassette folder.",
+        show_default="cassettes/ beside each scenario's folder",
     ),
 ]
 
@@ -178,13 +185,11 @@ def record(
     ] = False,
     endpoint: Annotated[
         str | None,
-        typer.Option(
-            help="Real API base URL [default: the provider's public API].", show_default=False
-        ),
+        typer.Option(help="Real API base URL.", show_default="the provider's public API"),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(help="Model to record with [default: the scenario's].", show_default=False),
+        typer.Option(help="Model to record with.", show_default="the scenario's"),
     ] = None,
     cassettes: CassettesOption = None,
     force: Annotated[

@@ -1,18 +1,41 @@
-"""`nav agent sessions`: the saved conversations as a table or JSON."""
+"""`nav agent sessions`: list, delete, rename and export saved conversations."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from navagent.core.sessions import SessionError, SessionStore, SessionSummary
+from navagent.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from navagent.core.sessions import (
+    InvalidSessionNameError,
+    SessionError,
+    SessionInfo,
+    SessionStore,
+    SessionSummary,
+)
 
-__all__ = ["sessions_table", "show_sessions"]
+__all__ = [
+    "export_session",
+    "remove_session",
+    "rename_session",
+    "sessions_table",
+    "show_sessions",
+    "transcript_json",
+    "transcript_markdown",
+]
 
 
 def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
@@ -71,3 +94,101 @@ def show_sessions(*, json_output: bool, limit: int) -> int:
     Console(highlight=False).print(sessions_table(summaries))
     err.print(Text("Resume one with `nav agent --session NAME` (or an id).", style="dim"))
     return 0
+
+
+def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
+    """A session as a readable markdown transcript: messages, tool calls and their output."""
+    results = {m.tool_call_id: m.content for m in log if isinstance(m, ToolResultMessage)}
+    parts = [
+        f"# nav agent session {info.label}\n",
+        f"id `{info.id}` · cluster `{info.cluster or '-'}` · started"
+        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {len(log)} messages\n",
+    ]
+    for message in log:
+        match message:
+            case UserMessage():
+                parts.append(f"## You\n\n{message.content}\n")
+            case SystemMessage():
+                parts.append(f"## Summary of earlier turns\n\n{message.content}\n")
+            case AssistantMessage():
+                if message.content:
+                    parts.append(f"## Agent\n\n{message.content}\n")
+                for call in message.tool_calls:
+                    output = results.get(call.id, "(no result recorded)")
+                    parts.append(
+                        f"**Tool** `{call.name}` `{call.arguments}`\n\n{_fenced(output)}\n"
+                    )
+            case ToolResultMessage():
+                pass  # shown with its call
+    return "\n".join(parts)
+
+
+def transcript_json(info: SessionInfo, log: Sequence[Message]) -> str:
+    """A session as JSON: its metadata and every message, compacted ones included."""
+    return json.dumps(
+        {
+            "session": info.model_dump(mode="json"),
+            "messages": [message.model_dump(mode="json") for message in log],
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def _fenced(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip()}\n{fence}"
+
+
+def _with_store(command: str, work: Callable[[SessionStore], int]) -> int:
+    err = Console(stderr=True, highlight=False)
+    try:
+        with SessionStore() as store:
+            return work(store)
+    except SessionError as exc:
+        err.print(Text(f"nav agent sessions {command}: {exc}", style="red"))
+        return 2 if isinstance(exc, InvalidSessionNameError) else 1
+
+
+def remove_session(name_or_id: str) -> int:
+    """`nav agent sessions rm`: delete one saved conversation."""
+
+    def work(store: SessionStore) -> int:
+        info = store.delete(name_or_id)
+        Console(stderr=True, highlight=False).print(Text(f"deleted session {info.label}", "dim"))
+        return 0
+
+    return _with_store("rm", work)
+
+
+def rename_session(name_or_id: str, new_name: str) -> int:
+    """`nav agent sessions rename`: give a saved conversation a (new) name."""
+
+    def work(store: SessionStore) -> int:
+        info = store.rename(name_or_id, new_name)
+        err = Console(stderr=True, highlight=False)
+        err.print(Text(f"session {info.id[:8]} is now named {info.name}", "dim"))
+        return 0
+
+    return _with_store("rename", work)
+
+
+def export_session(name_or_id: str, *, as_json: bool, output: Path | None) -> int:
+    """`nav agent sessions export`: a markdown transcript (or JSON) to stdout or a file."""
+
+    def work(store: SessionStore) -> int:
+        info = store.open(name_or_id)
+        log = store.full_log(info.id)
+        text = transcript_json(info, log) if as_json else transcript_markdown(info, log)
+        if output is None:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            return 0
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise SessionError(f"cannot write {output}: {exc.strerror or exc}") from None
+        Console(stderr=True, highlight=False).print(Text(f"wrote {output}", "dim"))
+        return 0
+
+    return _with_store("export", work)

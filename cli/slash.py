@@ -3,33 +3,50 @@
 `handle_slash_command(command, state)` returns what to show and the new
 state; it performs no I/O, so every command is tested without a terminal.
 The REPL reacts to the new state: `conversation` changing means "start a
-new conversation" (`/clear`), an `exit_code` means leave.
+new conversation" (`/clear`), an `exit_code` means leave, and an `action`
+is work only the REPL can do (run a turn again, compact, switch the route).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from navagent.cli.render import format_messages
-from navagent.core.messages import Message, Tool
+from navagent.cli.render import format_arguments, format_messages
+from navagent.core.messages import AssistantMessage, Message, Tool, ToolCall, ToolResultMessage
 
-__all__ = ["SLASH_COMMANDS", "SlashResult", "SlashState", "handle_slash_command"]
+__all__ = [
+    "SLASH_COMMANDS",
+    "SlashAction",
+    "SlashResult",
+    "SlashState",
+    "handle_slash_command",
+    "tool_calls_in",
+]
 
 SLASH_COMMANDS: dict[str, str] = {
     "/help": "show this help",
-    "/tools": "list the tools the agent can use",
+    "/tools [NAME]": "the tools the agent can use, with their arguments",
+    "/show [N]": "the full output of tool call N (no N: list the calls)",
+    "/retry": "send your last message again",
+    "/compact": "summarize older turns now to free context",
+    "/model [HINT]": "show or switch the gateway route (routing hint) for the next turns",
     "/clear": "start a new conversation (the current one stays saved)",
     "/history": "show the whole conversation, including compacted parts",
     "/exit": "leave (also: exit, quit, Ctrl-D)",
 }
 _KEYS = (
-    "Keys: Enter sends · Ctrl-C cancels a running turn or clears the line · "
-    "Ctrl-D on an empty line leaves · pasted text may span lines"
+    "Keys: Enter sends · Esc then Enter, or a trailing \\, starts a new line · "
+    "Tab completes commands · while the agent works, type and press Enter to queue a "
+    "message for it; Ctrl-C or Esc cancels the turn · Ctrl-C at the prompt clears the line · "
+    "Ctrl-D on an empty line leaves · pasted text stays one message"
 )
+_LIST_CALLS = 20
+"""`/show` without N lists this many of the latest calls."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +63,16 @@ class SlashState:
     """Bumped by `/clear`; the REPL starts a new conversation when it changes."""
     assume_yes: bool = False
     """`--yes` was given: nothing asks before running."""
+    routing_hint: str = "agent"
+    """The route the next turns ask the gateway for."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlashAction:
+    """Work a slash command asks the REPL to do."""
+
+    kind: Literal["retry", "compact", "model"]
+    argument: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,20 +83,41 @@ class SlashResult:
     """Shown on stderr; None shows nothing."""
     exit_code: int | None = None
     """Leave the REPL with this status."""
+    action: SlashAction | None = None
+    """Something for the REPL to do after showing `output`."""
 
 
 def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, SlashState]:
-    """Run one slash command line (e.g. `/history`) against `state`.
+    """Run one slash command line (e.g. `/show 2`) against `state`.
 
-    Arguments after the command word are ignored; an unknown command gets a
-    hint listing the known ones.
+    An unknown command gets a hint listing the known ones.
     """
-    word = command.strip().split(maxsplit=1)[0].lower() if command.strip() else "/"
+    word, _, argument = command.strip().partition(" ")
+    word, argument = (word.lower() or "/"), argument.strip()
     match word:
         case "/help" | "/?":
             return SlashResult(_help()), state
         case "/tools":
-            return SlashResult(_tools(state)), state
+            return SlashResult(_tools(state, argument)), state
+        case "/show":
+            return SlashResult(_show(state.log, argument)), state
+        case "/retry":
+            last = _last_user_text(state.log)
+            if last is None:
+                return SlashResult(_note("Nothing to retry yet.")), state
+            return SlashResult(action=SlashAction("retry", last)), state
+        case "/compact":
+            return SlashResult(action=SlashAction("compact")), state
+        case "/model":
+            if not argument:
+                return SlashResult(_note(f"Routing hint: {state.routing_hint}")), state
+            return (
+                SlashResult(
+                    _note(f"The next turns use the routing hint {argument!r}."),
+                    action=SlashAction("model", argument),
+                ),
+                replace(state, routing_hint=argument),
+            )
         case "/clear":
             return (
                 SlashResult(Text("Started a new conversation.", style="dim")),
@@ -80,13 +128,54 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
         case "/exit" | "/quit":
             return SlashResult(exit_code=0), state
         case _:
-            known = ", ".join(SLASH_COMMANDS)
+            known = ", ".join(name.split()[0] for name in SLASH_COMMANDS)
             return (
                 SlashResult(
                     Text(f"Unknown command {word}; try /help. Commands: {known}", style="yellow")
                 ),
                 state,
             )
+
+
+def _note(text: str) -> Text:
+    return Text(text, style="dim")
+
+
+def _last_user_text(log: tuple[Message, ...]) -> str | None:
+    for message in reversed(log):
+        if message.role == "user" and message.content.strip():
+            return message.content
+    return None
+
+
+def tool_calls_in(log: tuple[Message, ...]) -> list[tuple[ToolCall, str | None]]:
+    """Every tool call of the conversation, in order, with its result (None if missing)."""
+    results = {m.tool_call_id: m.content for m in log if isinstance(m, ToolResultMessage)}
+    return [
+        (call, results.get(call.id))
+        for message in log
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    ]
+
+
+def _show(log: tuple[Message, ...], argument: str) -> RenderableType:
+    calls = tool_calls_in(log)
+    if not calls:
+        return _note("No tool has run in this conversation yet.")
+    if not argument:
+        first = max(len(calls) - _LIST_CALLS, 0)
+        text = Text("Tool calls (/show N for the full output):\n", style="dim")
+        for number, (call, _) in enumerate(calls[first:], start=first + 1):
+            text.append(f"  {number:>3}  {call.name} {format_arguments(call)}".rstrip() + "\n")
+        text.rstrip()
+        return text
+    if not argument.isdigit() or not 1 <= int(argument) <= len(calls):
+        return Text(f"/show takes a call number from 1 to {len(calls)}", style="yellow")
+    call, result = calls[int(argument) - 1]
+    header = Text(f"[{argument}] {call.name} {format_arguments(call)}".rstrip(), style="bold")
+    body = result if result is not None else "(no result recorded)"
+    return Text.assemble(header, "\n", body)
 
 
 def _help() -> RenderableType:
@@ -98,16 +187,37 @@ def _help() -> RenderableType:
     return table
 
 
-def _tools(state: SlashState) -> RenderableType:
-    table = Table(box=None, show_header=True, header_style="bold", padding=(0, 2))
-    table.add_column("tool")
-    table.add_column("what it does")
-    for tool in state.tools:
-        description = tool.description.split(". ")[0].rstrip(".")
+def _tools(state: SlashState, name: str) -> RenderableType:
+    tools = [tool for tool in state.tools if not name or tool.name == name]
+    if not tools:
+        known = ", ".join(tool.name for tool in state.tools)
+        return Text(f"No tool named {name!r}; the tools are: {known}", style="yellow")
+    text = Text()
+    for tool in tools:
+        text.append(tool.name, style="bold")
         if tool.name in state.confirm_tools:
-            description += " (runs without asking, --yes)" if state.assume_yes else " (asks first)"
-        table.add_row(tool.name, description)
-    return table
+            text.append(" (runs without asking, --yes)" if state.assume_yes else " (asks first)")
+        text.append("\n  " + tool.description + "\n")
+        for line in _parameters(tool.parameters):
+            text.append("    " + line + "\n", style="dim")
+    text.rstrip()
+    return text
+
+
+def _parameters(schema: dict[str, Any]) -> list[str]:
+    """One line per argument: `name: type, required - description`."""
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    lines = []
+    for key, spec in properties.items():
+        kinds = spec.get("type") or [option.get("type") for option in spec.get("anyOf", ())]
+        kinds = [kinds] if isinstance(kinds, str) else [k for k in kinds if k and k != "null"]
+        flags = [" | ".join(kinds) or "any", "required" if key in required else "optional"]
+        description = spec.get("description", "")
+        lines.append(f"{key}: {', '.join(flags)}" + (f" - {description}" if description else ""))
+    if not lines:
+        lines.append("(no arguments)")
+    return lines
 
 
 def _history(log: tuple[Message, ...]) -> RenderableType:

@@ -1,9 +1,14 @@
 """The client-side tool-calling loop.
 
 One `Agent` holds one conversation. `run_turn` appends the user's message and
-then repeats: stream a completion, append it, run its tool calls concurrently,
-append their results in call order, until the model answers without tool calls
-or the per-turn iteration limit is hit. Events go to an injected sink; the
+then repeats: stream a completion, append it, run its tool calls, append their
+results in call order, until the model answers without tool calls or the
+per-turn iteration limit is hit. Reads run concurrently; a call that changes
+the cluster (`barrier_tools`) is a barrier: the calls before it finish first,
+it runs alone, the calls after it start after it ends, so "create x and show
+its logs" in one response never reads before the create. Lines the user typed
+while the turn ran (`steering`) join the history as user messages before the
+next completion of the same turn. Events go to an injected sink; the
 model, the tools and persistence are injected too (`ChatClient`, `ToolRunner`,
 `ConversationRecorder`), so the loop holds no terminal, subprocess or SQLite
 code and tests drive it with fakes.
@@ -22,7 +27,7 @@ passes `validate_history`, so the next turn sends a request providers accept:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NoReturn, Protocol
 
@@ -35,6 +40,7 @@ from navagent.core.agent_events import (
     ToolStarted,
     TurnFinished,
     TurnFinishReason,
+    TurnStarted,
 )
 from navagent.core.chat_client import ChatClient, open_stream
 from navagent.core.compaction import (
@@ -66,9 +72,10 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from navagent.core.tools import ToolOutcome, ToolRunner
+from navagent.core.tools import TOOLS_BY_NAME, ToolOutcome, ToolRunner
 
 __all__ = [
+    "BARRIER_TOOLS",
     "CANCELLED_RESULT",
     "DEFAULT_MAX_ITERATIONS",
     "INTERRUPTED_MARK",
@@ -77,6 +84,8 @@ __all__ = [
     "Agent",
     "AgentBusyError",
     "ConversationRecorder",
+    "Steering",
+    "call_batches",
 ]
 
 DEFAULT_MAX_ITERATIONS = 20
@@ -92,6 +101,29 @@ PAUSED_NOTE = (
     " agent offers none; what the model said so far is kept, send another message to continue"
 )
 """The turn's closing note for a `pause_turn` finish."""
+BARRIER_TOOLS = frozenset(name for name, spec in TOOLS_BY_NAME.items() if spec.needs_confirmation)
+"""Tools that change the cluster, so later calls may depend on them."""
+
+Steering = Callable[[], Sequence[str]]
+"""Hands over (and forgets) the lines the user queued while the turn ran."""
+
+
+def call_batches(
+    calls: Sequence[ToolCall], barriers: frozenset[str] = BARRIER_TOOLS
+) -> list[list[int]]:
+    """Split call indices into groups that run one after another.
+
+    Consecutive non-barrier calls share a group (they run concurrently); a
+    barrier call is a group of its own, so call order is kept around it.
+    """
+    batches: list[list[int]] = []
+    for index, call in enumerate(calls):
+        previous = calls[batches[-1][-1]].name if batches else None
+        if previous is not None and previous not in barriers and call.name not in barriers:
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
 
 
 class ConversationRecorder(Protocol):
@@ -112,6 +144,12 @@ class ConversationRecorder(Protocol):
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         """Persist that the history is now `summary_message(summary)` + `kept`."""
         ...
+
+
+def _session_id(recorder: ConversationRecorder | None) -> str:
+    """The recorder's `session_id` attribute when it has one (the session store's do)."""
+    value = getattr(recorder, "session_id", "")
+    return value if isinstance(value, str) else ""
 
 
 class AgentBusyError(NavAgentError, RuntimeError):
@@ -139,6 +177,7 @@ class Agent:
         history: Sequence[Message] = (),
         recorder: ConversationRecorder | None = None,
         compaction: CompactionPolicy | None = None,
+        barrier_tools: frozenset[str] = BARRIER_TOOLS,
     ) -> None:
         """Set up a conversation, new or resumed.
 
@@ -155,6 +194,7 @@ class Agent:
             recorder: Persists messages as they happen; None keeps nothing.
             compaction: When to compact older turns; None never compacts
                 automatically (`compact()` still works).
+            barrier_tools: Calls that run alone, in call order (see `call_batches`).
 
         Raises:
             InvalidHistoryError: `history` breaks the tool-call invariant.
@@ -174,6 +214,7 @@ class Agent:
         self._history: list[Message] = list(history)
         self._recorder = recorder
         self._compaction = compaction
+        self._barrier_tools = barrier_tools
         self._busy = False
 
     @property
@@ -186,6 +227,20 @@ class Agent:
         return tuple(self._history)
 
     @property
+    def session_id(self) -> str:
+        """The session this conversation is saved in; empty when none (yet)."""
+        return _session_id(self._recorder)
+
+    @property
+    def routing_hint(self) -> str:
+        """The gateway route the next completions ask for (`/model` changes it)."""
+        return self._routing_hint
+
+    @routing_hint.setter
+    def routing_hint(self, hint: str) -> None:
+        self._routing_hint = hint
+
+    @property
     def request_messages(self) -> tuple[Message, ...]:
         """What the next request sends: the system prompt, then `history`."""
         prompt: tuple[Message, ...] = (
@@ -193,8 +248,12 @@ class Agent:
         )
         return prompt + tuple(self._history)
 
-    async def run_turn(self, user_text: str) -> TurnFinished:
+    async def run_turn(self, user_text: str, *, steering: Steering | None = None) -> TurnFinished:
         """Answer one user message, running tools until the model is done.
+
+        `steering`, when given, is asked before every completion after the
+        first; each line it returns becomes a user message at that point of
+        the history (after the tool results, so the history stays valid).
 
         Returns:
             The `TurnFinished` event (reason `answered` or `iteration_limit`),
@@ -207,7 +266,8 @@ class Agent:
             AgentBusyError: another turn is still running.
         """
         with self._exclusive():
-            self._append(UserMessage(content=user_text))
+            self._append(UserMessage(content=user_text))  # a lazy session exists after this
+            self._emit(TurnStarted(text=user_text, session_id=self.session_id))
             iterations = 0
             compaction_allowed = True
             try:
@@ -215,6 +275,9 @@ class Agent:
                     if compaction_allowed and self._compaction is not None:
                         # One failed attempt per turn is enough noise.
                         compaction_allowed = await self._maybe_compact(self._compaction)
+                    if iterations and steering is not None:
+                        for line in steering():
+                            self._append(UserMessage(content=line))
                     iterations += 1
                     completed = await self._complete()
                     if isinstance(completed, ChatError):
@@ -227,14 +290,18 @@ class Agent:
                     await self._run_tools(result.tool_calls)
                 return self._finish(
                     "iteration_limit",
-                    f"stopped after {iterations} model calls in this turn without a final"
+                    f"stopped after {iterations} model call{'' if iterations == 1 else 's'} in"
+                    " this turn without a final"
                     " answer; send another message to let the model continue",
                     iterations,
                 )
             except asyncio.CancelledError:
                 self._emit(
                     TurnFinished(
-                        reason="cancelled", message="turn cancelled", iterations=iterations
+                        reason="cancelled",
+                        message="turn cancelled",
+                        iterations=iterations,
+                        session_id=self.session_id,
                     )
                 )
                 raise
@@ -284,7 +351,13 @@ class Agent:
     def _fail(self, error: ChatError, iterations: int) -> NoReturn:
         reason = "timeout" if error.code == "timeout" else "error"
         self._emit(
-            TurnFinished(reason=reason, message=error.message, iterations=iterations, error=error)
+            TurnFinished(
+                reason=reason,
+                message=error.message,
+                iterations=iterations,
+                error=error,
+                session_id=self.session_id,
+            )
         )
         raise ChatFailedError(error)
 
@@ -301,7 +374,9 @@ class Agent:
         return self._finish("answered", note, iterations)
 
     def _finish(self, reason: TurnFinishReason, message: str, iterations: int) -> TurnFinished:
-        event = TurnFinished(reason=reason, message=message, iterations=iterations)
+        event = TurnFinished(
+            reason=reason, message=message, iterations=iterations, session_id=self.session_id
+        )
         self._emit(event)
         return event
 
@@ -310,12 +385,13 @@ class Agent:
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
         outcomes: dict[int, ToolOutcome] = {}
         try:
-            # A TaskGroup cancels every sibling when the turn is cancelled (or a
-            # sink raises), and waits for them, so no tool outlives its turn.
-            async with asyncio.TaskGroup() as group:
-                for index, call in enumerate(calls):
-                    self._emit(ToolStarted(index=index, call=call))
-                    group.create_task(self._run_tool(index, call, outcomes))
+            for batch in call_batches(calls, self._barrier_tools):
+                # A TaskGroup cancels every sibling when the turn is cancelled (or a
+                # sink raises), and waits for them, so no tool outlives its turn.
+                async with asyncio.TaskGroup() as group:
+                    for index in batch:
+                        self._emit(ToolStarted(index=index, call=calls[index]))
+                        group.create_task(self._run_tool(index, calls[index], outcomes))
         finally:
             for index, call in enumerate(calls):
                 outcome = outcomes.get(index)

@@ -3,7 +3,8 @@
 The sink receives every neutral stream event of every completion unchanged
 (`TextDelta`, `ToolCallStart`, `MessageComplete`, `StreamError`, ...) plus the
 loop's own events defined here: each tool call starting and finishing, context
-compaction, notices, and exactly one `TurnFinished` at the end of each turn.
+compaction, notices, one `TurnStarted` first and exactly one `TurnFinished`
+at the end of each turn.
 Together they form `AgentEvent`, discriminated on `kind`, so a UI can `match`
 on one union.
 """
@@ -37,6 +38,7 @@ __all__ = [
     "ToolStarted",
     "TurnFinished",
     "TurnFinishReason",
+    "TurnStarted",
 ]
 
 TurnFinishReason = Literal[
@@ -89,11 +91,23 @@ class AgentNotice(FrozenModel):
     text: str
 
 
+class TurnStarted(FrozenModel):
+    """A turn begins; always the first event of a turn, so scripts can group events."""
+
+    kind: Literal["turn_started"] = "turn_started"
+    text: str
+    """The user's message."""
+    session_id: str = ""
+    """The session the turn is saved in; empty when nothing is saved."""
+
+
 class TurnFinished(FrozenModel):
     """The turn is over; always the last event of a turn."""
 
     kind: Literal["turn_finished"] = "turn_finished"
     reason: TurnFinishReason
+    session_id: str = ""
+    """The session the turn is saved in; empty when nothing is saved."""
     message: str = ""
     """One sentence for the user when the turn did not end with an answer."""
     iterations: int = 0
@@ -114,6 +128,7 @@ AgentEvent = Annotated[
     | ToolFinished
     | ContextCompacted
     | AgentNotice
+    | TurnStarted
     | TurnFinished,
     Field(discriminator="kind"),
 ]

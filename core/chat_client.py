@@ -11,6 +11,8 @@ completion the same way, and the REPL prints one line instead of a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -196,12 +198,27 @@ class GrpcChatClient:
     async def wait_ready(self, timeout: float) -> None:
         """Connect now, so a CLI can fail fast before the user types anything.
 
+        A refused TCP connection (nothing listens there) is reported at once;
+        anything else slow or failing is retried until `timeout`.
+
         Raises:
-            GatewayUnreachableError: no working connection within `timeout` s.
+            GatewayUnreachableError: the connection was refused, or no working
+                connection within `timeout` s.
         """
+        channel = self._get_channel()
         try:
             async with asyncio.timeout(timeout):
-                await self._get_channel().channel_ready()
+                state = channel.get_state(try_to_connect=True)
+                while state is not grpc.ChannelConnectivity.READY:
+                    if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE and await _refused(
+                        self._target
+                    ):
+                        raise GatewayUnreachableError(
+                            f"cannot reach the gateway at {self._target} (connection refused:"
+                            " nothing is listening there)"
+                        )
+                    await channel.wait_for_state_change(state)
+                    state = channel.get_state(try_to_connect=True)
         except TimeoutError:
             raise GatewayUnreachableError(
                 f"cannot reach the gateway at {self._target} (no connection within {timeout:g} s)"
@@ -307,7 +324,8 @@ def error_from_status(
         case grpc.StatusCode.UNAUTHENTICATED:
             return _error(
                 f"the gateway at {target} rejected the credentials"
-                + (f": {detail}" if detail else "; check the bearer token"),
+                + (f": {detail}" if detail else "")
+                + "; pass the token with --auth-token-env VAR (the variable holding it)",
                 "auth",
             )
         case grpc.StatusCode.PERMISSION_DENIED:
@@ -357,14 +375,55 @@ def _error(message: str, code: ErrorCode, retryable: bool = False) -> StreamErro
     return StreamError(error=ChatError(message=message, code=code, retryable=retryable))
 
 
+async def _refused(target: str) -> bool:
+    """True when a TCP connect to `target` (`HOST:PORT`) is actively refused."""
+    host, colon, port = target.rpartition(":")
+    if not colon or not port.isdigit() or "/" in host:
+        return False  # a gRPC URI (dns:///, unix:) we do not probe
+    try:
+        async with asyncio.timeout(1.0):
+            _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+    except ConnectionRefusedError:
+        return True
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return False
+
+
 def _channel_credentials(tls: TlsConfig) -> grpc.ChannelCredentials:
     if (tls.cert_file is None) != (tls.key_file is None):
         raise GatewayConfigError("mutual TLS needs both a client certificate and its key")
+    ca = _read_pem(tls.ca_file, "CA")
+    key = _read_pem(tls.key_file, "client key")
+    cert = _read_pem(tls.cert_file, "client certificate")
+    _check_pem(tls, ca)
     return grpc.ssl_channel_credentials(
-        root_certificates=_read_pem(tls.ca_file, "CA"),
-        private_key=_read_pem(tls.key_file, "client key"),
-        certificate_chain=_read_pem(tls.cert_file, "client certificate"),
+        root_certificates=ca, private_key=key, certificate_chain=cert
     )
+
+
+def _check_pem(tls: TlsConfig, ca: bytes | None) -> None:
+    """Fail on unusable TLS files now; gRPC would only report an unreachable gateway."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if ca is not None:
+        try:
+            context.load_verify_locations(cadata=ca.decode("ascii", errors="replace"))
+        except (ssl.SSLError, ValueError) as exc:
+            raise GatewayConfigError(
+                f"the TLS CA file {tls.ca_file} is invalid: not a PEM certificate bundle"
+                f" ({getattr(exc, 'reason', None) or exc})"
+            ) from None
+    if tls.cert_file is not None and tls.key_file is not None:
+        try:
+            context.load_cert_chain(tls.cert_file, tls.key_file)
+        except (ssl.SSLError, OSError) as exc:
+            raise GatewayConfigError(
+                f"the client certificate {tls.cert_file} or key {tls.key_file} is invalid"
+                f" or they do not match ({getattr(exc, 'reason', None) or exc})"
+            ) from None
 
 
 def _read_pem(path: Path | None, what: str) -> bytes | None:

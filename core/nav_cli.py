@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -157,6 +158,20 @@ def format_tool_result(result: ProcessResult, *, timeout_s: float) -> str:
     return text or NO_OUTPUT
 
 
+def _start_failure(cli: str, argv: tuple[str, ...], error: OSError) -> str:
+    """Why `argv` did not start, worded for the model (and the user reading along)."""
+    if error.errno == errno.E2BIG:
+        size = sum(len(arg.encode("utf-8", "surrogateescape")) + 1 for arg in argv)
+        return (
+            f"Not run: the command's arguments are too long for the operating system"
+            f" ({size:,} bytes). Nothing ran; use shorter argument values."
+        )
+    return (
+        f"Could not start the nav CLI {cli!r}: {error.strerror or error}. "
+        f"Nothing ran; set {NAV_AGENT_CLI_ENV} to a working nav binary."
+    )
+
+
 class NavToolRunner:
     """Runs the agent's tool calls as `nav --cluster <cluster> ...` subprocesses.
 
@@ -252,11 +267,7 @@ class NavToolRunner:
             )
         except OSError as error:
             return ToolOutcome(
-                call=call,
-                status="failed",
-                argv=argv,
-                content=f"Could not start the nav CLI {self.cli!r}: {error.strerror or error}. "
-                f"Nothing ran; set {NAV_AGENT_CLI_ENV} to a working nav binary.",
+                call=call, status="failed", argv=argv, content=_start_failure(self.cli, argv, error)
             )
         status = "timeout" if result.timed_out else "ok" if result.returncode == 0 else "failed"
         return ToolOutcome(

@@ -79,7 +79,7 @@ class SessionInfo(FrozenModel):
 
     id: str
     name: str | None = None
-    """Optional, unique; what `--resume NAME` looks for."""
+    """Optional, unique; what `--session NAME` looks for."""
     cluster: str = ""
     """The cluster the agent operated on."""
     created_at: datetime
@@ -173,11 +173,8 @@ class SessionStore:
         Raises:
             InvalidSessionNameError: `name` is malformed or already used.
         """
-        if name is not None and not _NAME.fullmatch(name):
-            raise InvalidSessionNameError(
-                f"invalid session name {name!r}: use up to 64 letters, digits, '.', '_'"
-                " or '-', starting with a letter or digit"
-            )
+        if name is not None:
+            _check_name(name)
         now = self._now()
         session_id = uuid.uuid4().hex
         try:
@@ -189,6 +186,31 @@ class SessionStore:
         except sqlite3.IntegrityError:
             raise InvalidSessionNameError(f"a session named {name!r} already exists") from None
         return self._info(session_id)
+
+    def delete(self, name_or_id: str) -> SessionInfo:
+        """Delete a session and its log; returns what was deleted.
+
+        Raises:
+            SessionNotFoundError: nothing matches (see `open`).
+        """
+        info = self.open(name_or_id)
+        self._db.execute("DELETE FROM sessions WHERE id = ?", (info.id,))
+        return info
+
+    def rename(self, name_or_id: str, new_name: str) -> SessionInfo:
+        """Give a session a (new) name.
+
+        Raises:
+            SessionNotFoundError: nothing matches (see `open`).
+            InvalidSessionNameError: `new_name` is malformed or taken.
+        """
+        info = self.open(name_or_id)
+        _check_name(new_name)
+        try:
+            self._db.execute("UPDATE sessions SET name = ? WHERE id = ?", (new_name, info.id))
+        except sqlite3.IntegrityError:
+            raise InvalidSessionNameError(f"a session named {new_name!r} already exists") from None
+        return self._info(info.id)
 
     def open(self, name_or_id: str) -> SessionInfo:
         """Find a session by name, by id, or by a unique id prefix (4+ chars).
@@ -387,6 +409,14 @@ _USAGE_SUMS = ", ".join(
     for field in _USAGE_FIELDS
 )
 """SQL columns: each `Usage` field summed over a session's entries (`s` is the session)."""
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.fullmatch(name):
+        raise InvalidSessionNameError(
+            f"invalid session name {name!r}: use up to 64 letters, digits, '.', '_'"
+            " or '-', starting with a letter or digit"
+        )
 
 
 def _message_from_body(body: str, *, session_id: str, seq: int) -> Message:

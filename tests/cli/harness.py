@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyte
 from prompt_toolkit import PromptSession
 from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from navagent.cli.conversation import Conversation
+from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
@@ -85,7 +87,9 @@ class ReplDriver:
             )
 
         self.conversation = Conversation(make_agent, store=store, cluster="demo", session=session)
-        self.session = PromptSession[str](input=pipe, output=DummyOutput())
+        self.session = make_prompt_session(
+            input=pipe, output=DummyOutput(), tool_names=[tool.name for tool in TOOLS]
+        )
         self.console = console
         self.slash_state = SlashState(tools=TOOLS, assume_yes=assume_yes)
         self.task: asyncio.Task[int] | None = None
@@ -98,6 +102,7 @@ class ReplDriver:
                 console=self.console,
                 renderer=self.renderer,
                 slash_state=self.slash_state,
+                confirm=self.confirm,
             )
         )
 
@@ -146,3 +151,14 @@ def run_nav(
         timeout=timeout,
         env=env,
     )
+
+
+def scrollback(raw: bytes, columns: int, rows: int) -> list[str]:
+    """Every line a terminal shows or scrolled off, after replaying `raw`."""
+    screen = pyte.HistoryScreen(columns, rows, history=10_000)
+    screen.set_mode(pyte.modes.LNM)
+    pyte.ByteStream(screen).feed(raw)
+    history = [
+        "".join(line[x].data for x in range(columns)).rstrip() for line in screen.history.top
+    ]
+    return history + [line.rstrip() for line in screen.display]

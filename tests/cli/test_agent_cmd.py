@@ -7,7 +7,6 @@ tests or into the user's.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -15,10 +14,9 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from navagent.cli.demo import DemoStack
-from navagent.core.agent_events import AgentEvent, TurnFinished
+from navagent.core.agent_events import AgentEvent, TurnFinished, TurnStarted
 from navagent.core.events import TextDelta
-from tests.cli.harness import NAV, NAV_SIM, run_nav
+from tests.cli.harness import NAV_SIM, run_nav
 
 SEEDED = ("dev-box", "gpu-trainer", "py-worker")
 
@@ -87,6 +85,36 @@ def test_json_prints_parseable_events_and_nothing_else(env) -> None:
     assert kinds.index("tool_started") < kinds.index("tool_finished") < kinds.index("text_delta")
     text = "".join(event.text for event in events if isinstance(event, TextDelta))
     assert all(name in text for name in SEEDED)
+
+
+def test_json_marks_each_turn_with_its_text_and_session(env) -> None:
+    result = run_nav(
+        "agent", "--demo", "--json", "--session", "script",
+        stdin="list my sandboxes\nhello\n", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+    events = [adapter.validate_json(line) for line in result.stdout.splitlines()]
+    (session,) = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    started = [e for e in events if isinstance(e, TurnStarted)]
+    finished = [e for e in events if isinstance(e, TurnFinished)]
+    assert [(e.text, e.session_id) for e in started] == [
+        ("list my sandboxes", session["id"]),
+        ("hello", session["id"]),
+    ]
+    assert [e.session_id for e in finished] == [session["id"]] * 2
+    # Each turn's events sit between its turn_started and its turn_finished.
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "turn_started" and kinds.count("turn_started") == 2
+    assert kinds.index("turn_finished") < kinds.index("turn_started", 1)
+
+
+def test_no_terminal_notice_only_when_a_call_is_declined(env) -> None:
+    quiet = run_nav("agent", "--demo", "-p", "list my sandboxes", env=env)
+    assert "no terminal to ask" not in quiet.stderr
+    declined = run_nav("agent", "--demo", "-p", "delete py-worker", env=env)
+    assert declined.stderr.count("no terminal to ask") == 1
+    assert "pass --yes" in declined.stderr
 
 
 def test_failed_turn_exits_1_with_one_red_line(env) -> None:
@@ -191,36 +219,52 @@ def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
     assert "cached" in table.stdout
 
 
+def test_sessions_export_rename_and_rm(env, tmp_path: Path) -> None:
+    run_nav("agent", "--demo", "--session", "work", "-p", "list my sandboxes", env=env)
+
+    transcript = run_nav("agent", "sessions", "export", "work", env=env)
+    assert transcript.returncode == 0, transcript.stderr
+    text = transcript.stdout
+    assert text.startswith("# nav agent session work")
+    assert text.index("## You\n\nlist my sandboxes") < text.index("**Tool** `sandbox_list`")
+    assert "dev-box" in text and text.rstrip().endswith("py-worker (Provisioning).")
+
+    out = tmp_path / "work.json"
+    written = run_nav("agent", "sessions", "export", "work", "--json", "-o", str(out), env=env)
+    assert written.returncode == 0, written.stderr
+    exported = json.loads(out.read_text())
+    assert exported["session"]["name"] == "work"
+    assert [m["role"] for m in exported["messages"]] == ["user", "assistant", "tool", "assistant"]
+
+    renamed = run_nav("agent", "sessions", "rename", "work", "ops", env=env)
+    assert renamed.returncode == 0, renamed.stderr
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    assert [s["name"] for s in listed] == ["ops"]
+
+    assert run_nav("agent", "sessions", "rm", "ops", env=env).returncode == 0
+    assert json.loads(run_nav("agent", "sessions", "--json", env=env).stdout) == []
+    missing = run_nav("agent", "sessions", "rm", "ops", env=env)
+    assert missing.returncode == 1 and "no saved session" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
 def test_demo_without_session_keeps_nothing(env) -> None:
     run_nav("agent", "--demo", "-p", "list my sandboxes", env=env)
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
     assert listed == []
 
 
-async def test_own_nav_as_tool_binary_is_pointed_out(env) -> None:
-    # Non-demo against a real (in-process) gateway with no NAV_AGENT_CLI: the
-    # tools would run this package's `nav`, which has no cluster commands.
-    async with DemoStack(pacing_ms=0) as demo:
-        process = await asyncio.create_subprocess_exec(
-            NAV,
-            "agent",
-            "--cluster",
-            "demo",
-            "--gateway",
-            demo.address,
-            "-p",
-            "list my sandboxes",
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-        )
-        stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
-    err = stderr.decode()
-    assert process.returncode == 0, err
-    assert err.count("nav-agent's own `nav`") == 1 and "NAV_AGENT_CLI" in err
-    assert "✗ sandbox_list" in err  # our nav has no `sandbox list`
-    assert stdout.decode().count("\n") == 1
+def test_own_nav_as_tool_binary_fails_at_start(env) -> None:
+    # No NAV_AGENT_CLI: the tools would run this package's `nav`, which has no
+    # `sandbox` commands. It fails before connecting (nothing listens there).
+    result = run_nav(
+        "agent", "--cluster", "demo", "--gateway", "127.0.0.1:9", "-p", "list", env=env
+    )
+    assert result.returncode == 2, result.stderr
+    assert "nav-agent's own `nav`" in result.stderr
+    assert "set NAV_AGENT_CLI" in result.stderr and "--demo" in result.stderr
+    assert "cannot reach the gateway" not in result.stderr
+    assert result.stdout == ""
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

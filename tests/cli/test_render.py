@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from navagent.cli.render import (
+    CANCELLED_NOTE,
     INTERRUPTED_NOTE,
     JsonLinesSink,
     TerminalRenderer,
@@ -37,6 +38,7 @@ from navagent.core.events import (
     Usage,
 )
 from navagent.core.messages import AssistantMessage, ToolCall
+from navagent.core.nav_cli import strip_ansi
 from navagent.core.tools import ToolOutcome
 from tests.cli.harness import capture_console
 from tests.core.fakes import call
@@ -80,7 +82,7 @@ def test_render_answer_goes_to_stdout_and_everything_else_to_stderr() -> None:
         "Let me look.",
         "  → sandbox_get name=dev-box",
         "  ✓ sandbox_get · 0.25 s · exit 0",
-        "2 model calls · 1,200 tokens in · 7 out",
+        "2 model calls · 1,200 tokens in · 7 out · 1.2k tokens in context",
     ]
 
 
@@ -91,7 +93,8 @@ def test_render_usage_adds_up_every_completion_of_the_turn() -> None:
         TurnEnd(finish_reason="stop", usage=Usage(input_tokens=250, output_tokens=20)),
         TurnFinished(reason="answered", iterations=2),
     )
-    assert "350 tokens in · 25 out" in screens.err.getvalue()
+    # Totals over the calls; the context is the last call's input plus output.
+    assert "350 tokens in · 25 out · 270 tokens in context" in screens.err.getvalue()
 
 
 def test_render_usage_line_shows_cache_and_reasoning_parts() -> None:
@@ -111,7 +114,7 @@ def test_render_usage_line_shows_cache_and_reasoning_parts() -> None:
     )
     assert screens.err.getvalue().splitlines()[-1] == (
         "2 model calls · 6,300 tokens in (3,000 cached, 3,000 written to cache)"
-        " · 30 out (9 reasoning)"
+        " · 30 out (9 reasoning) · 3.2k tokens in context"
     )
     assert format_usage(Usage(input_tokens=5, output_tokens=1)) == "5 tokens in · 1 out"
 
@@ -126,7 +129,10 @@ def test_render_refusal_goes_to_stdout_as_a_refusal() -> None:
         TurnFinished(reason="refused", message=REFUSED_NOTE, iterations=1),
     )
     assert screens.out.getvalue() == "I can't help with that.\n"
-    assert screens.err.getvalue().splitlines() == [REFUSED_NOTE, "10 tokens in · 4 out"]
+    assert screens.err.getvalue().splitlines() == [
+        REFUSED_NOTE,
+        "10 tokens in · 4 out · 14 tokens in context",
+    ]
     history = format_messages([AssistantMessage(refusal="I can't help with that.")]).plain
     assert history == "agent (refused): I can't help with that."
 
@@ -213,6 +219,7 @@ def test_render_outcome_line_names_status_duration_and_exit(result, expected) ->
         ('{"name": ""}', 'name=""'),
         ("not json", "not json"),
         ("[1, 2]", "[1, 2]"),
+        ('{"name": "测试", "command": "echo 你好 🚀"}', 'name=测试 command="echo 你好 🚀"'),
     ],
 )
 def test_render_arguments_on_one_unambiguous_line(arguments, expected) -> None:
@@ -238,3 +245,85 @@ def test_json_sink_writes_one_parseable_event_per_line() -> None:
     lines = stream.getvalue().splitlines()
     adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
     assert [adapter.validate_json(line) for line in lines] == events
+
+
+def test_render_cancel_without_streamed_text_does_not_claim_a_cut() -> None:
+    screens = Screens()
+    screens.play(TurnFinished(reason="cancelled", message="turn cancelled"))
+    assert screens.err.getvalue().strip() == CANCELLED_NOTE
+    assert INTERRUPTED_NOTE not in screens.err.getvalue()
+
+
+@pytest.mark.parametrize(("iterations", "shown"), [(2, "2 model calls · "), (1, "")])
+def test_render_usage_line_counts_model_calls(iterations: int, shown: str) -> None:
+    screens = Screens()
+    screens.play(
+        TurnEnd(usage=Usage(input_tokens=10, output_tokens=2), finish_reason="stop"),
+        TurnFinished(reason="answered", iterations=iterations),
+    )
+    assert screens.err.getvalue() == f"{shown}10 tokens in · 2 out · 12 tokens in context\n"
+
+
+def test_render_usage_line_shows_cache_reads_when_reported() -> None:
+    screens = Screens()
+    screens.play(
+        TurnEnd(
+            finish_reason="stop",
+            usage=Usage(input_tokens=12_345, cache_read_tokens=10_000, output_tokens=55),
+        ),
+        TurnFinished(reason="answered", iterations=1),
+    )
+    assert screens.err.getvalue() == (
+        "12,345 tokens in (10,000 cached) · 55 out · 12.4k tokens in context\n"
+    )
+
+
+MARKDOWN_ANSWER = """## Sandboxes
+
+You have **2** sandboxes; `dev-box` is ready:
+
+| name | phase |
+|---|---|
+| dev-box | Ready |
+| gpu-trainer | Error |
+
+```python
+print("hello")
+```
+
+Done.
+"""
+
+
+def stream(renderer: TerminalRenderer, text: str) -> None:
+    renderer.begin_turn()
+    for index in range(0, len(text), 3):
+        renderer(TextDelta(text=text[index : index + 3]))
+    renderer(MessageComplete(message=AssistantMessage(content=text)))
+    renderer.end_turn()
+
+
+def test_render_markdown_on_a_terminal_draws_tables_and_code() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(
+        capture_console(out, terminal=True), capture_console(err), spinner=False
+    )
+    stream(renderer, MARKDOWN_ANSWER)
+    shown = strip_ansi(out.getvalue())
+    assert "|---|" not in shown and "```" not in shown and "**" not in shown
+    assert "dev-box      Ready" in shown and 'print("hello")' in shown
+    assert "Sandboxes" in shown and "## " not in shown
+
+
+@pytest.mark.parametrize("markdown", [None, False])
+def test_render_piped_or_no_markdown_writes_the_raw_text(markdown: bool | None) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    terminal = markdown is False  # --no-markdown on a terminal, or a pipe
+    renderer = TerminalRenderer(
+        capture_console(out, terminal=terminal),
+        capture_console(err),
+        spinner=False,
+        markdown=markdown,
+    )
+    stream(renderer, MARKDOWN_ANSWER)
+    assert strip_ansi(out.getvalue()) == MARKDOWN_ANSWER + "\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
-from navagent.cli.render import INTERRUPTED_NOTE
+from navagent.cli.render import CANCELLED_NOTE, INTERRUPTED_NOTE
 from navagent.core.agent import CANCELLED_RESULT, INTERRUPTED_MARK
 from navagent.core.events import TextDelta
 from navagent.core.messages import AssistantMessage, ToolResultMessage, UserMessage
@@ -142,7 +142,8 @@ async def test_repl_ctrl_c_during_a_tool_cancels_it_and_answers_the_call(pipe) -
         await asyncio.sleep(0.01)
     os.kill(os.getpid(), signal.SIGINT)
     await repl.wait_for("cancelled")
-    await repl.wait_for(INTERRUPTED_NOTE)
+    await repl.wait_for(CANCELLED_NOTE)
+    assert INTERRUPTED_NOTE not in repl.text, "no answer text was cut"
     repl.type(CTRL_D)
     assert await repl.exit_code() == 0
     assert runner.cancelled == ["c1"]
@@ -244,6 +245,9 @@ async def test_repl_slash_commands_help_tools_history_and_unknown(pipe, tmp_path
     end = await repl.wait_for("inference_route_list", after=end)
     repl.type("list my sandboxes" + ENTER)
     end = await repl.wait_for("three sandboxes", after=end)
+    session = repl.conversation.session
+    assert session is not None
+    end = await repl.wait_for(f"saved as session {session.label}", after=end)
     repl.type("/history" + ENTER)
     end = await repl.wait_for("agent: three sandboxes", after=end)
     repl.type("/frobnicate" + ENTER)

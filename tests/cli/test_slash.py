@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from navagent.cli.slash import SLASH_COMMANDS, SlashState, handle_slash_command
+from navagent.cli.slash import SLASH_COMMANDS, SlashAction, SlashState, handle_slash_command
 from navagent.core.messages import AssistantMessage, ToolResultMessage, UserMessage
 from navagent.core.tools import TOOLS
 from tests.core.fakes import call
@@ -95,3 +95,37 @@ def test_slash_arguments_after_the_command_are_ignored() -> None:
     with_args, _ = handle_slash_command("/help me please", STATE)
     plain, _ = handle_slash_command("/help", STATE)
     assert shown(with_args) == shown(plain)
+
+
+def test_slash_tools_name_shows_full_description_and_arguments() -> None:
+    result, _ = handle_slash_command("/tools sandbox_create", STATE)
+    text = shown(result)
+    create = next(tool for tool in TOOLS if tool.name == "sandbox_create")
+    assert " ".join(create.description.split()) in " ".join(text.split())
+    assert "name: string, optional" in text and "command: string, optional" in text
+    assert "sandbox_list" not in text
+    missing, _ = handle_slash_command("/tools nope", STATE)
+    assert "No tool named 'nope'" in shown(missing)
+
+
+def test_slash_show_lists_calls_and_prints_one_full_output() -> None:
+    listing, _ = handle_slash_command("/show", SlashState(log=LOG))
+    assert "1  sandbox_list" in shown(listing)
+    full, _ = handle_slash_command("/show 1", SlashState(log=LOG))
+    assert "dev-box  Ready\npy-worker  Ready" in shown(full)
+    for bad in ("/show 2", "/show x"):
+        result, _ = handle_slash_command(bad, SlashState(log=LOG))
+        assert "from 1 to 1" in shown(result)
+
+
+def test_slash_retry_compact_and_model_ask_the_repl_to_act() -> None:
+    retry, _ = handle_slash_command("/retry", SlashState(log=LOG))
+    assert retry.action == SlashAction("retry", "list my sandboxes")
+    nothing, _ = handle_slash_command("/retry", SlashState())
+    assert nothing.action is None and "Nothing to retry" in shown(nothing)
+    compact, _ = handle_slash_command("/compact", STATE)
+    assert compact.action == SlashAction("compact")
+    model, state = handle_slash_command("/model fast", STATE)
+    assert model.action == SlashAction("model", "fast") and state.routing_hint == "fast"
+    current, _ = handle_slash_command("/model", state)
+    assert current.action is None and "fast" in shown(current)

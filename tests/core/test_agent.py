@@ -20,7 +20,13 @@ from navagent.core.agent import (
     Agent,
     AgentBusyError,
 )
-from navagent.core.agent_events import AgentNotice, ToolFinished, ToolStarted, TurnFinished
+from navagent.core.agent_events import (
+    AgentNotice,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+)
 from navagent.core.errors import ChatFailedError
 from navagent.core.events import (
     MessageComplete,
@@ -103,7 +109,15 @@ async def test_agent_text_only_turn() -> None:
     )
     assert (request.routing_hint, request.max_tokens, request.tools) == ("ops", 512, TOOLS)
     # Every stream event reaches the sink as it arrived, then the turn's end.
-    assert sink.kinds() == ["text_delta", "text_delta", "turn_end", "message", "turn_finished"]
+    assert sink.kinds() == [
+        "turn_started",
+        "text_delta",
+        "text_delta",
+        "turn_end",
+        "message",
+        "turn_finished",
+    ]
+    assert sink[0] == TurnStarted(text="how many sandboxes?")
     assert "".join(e.text for e in sink if isinstance(e, TextDelta)) == "There are 2 sandboxes."
 
 

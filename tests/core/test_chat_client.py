@@ -206,7 +206,8 @@ STATUS_CASES = [
         "bad token",
         "auth",
         False,
-        "the gateway at {target} rejected the credentials: bad token",
+        "the gateway at {target} rejected the credentials: bad token; pass the token with"
+        " --auth-token-env VAR (the variable holding it)",
     ),
     (
         grpc.StatusCode.PERMISSION_DENIED,
@@ -395,8 +396,37 @@ async def test_chat_client_unreachable_target() -> None:
         f"cannot reach the gateway at {target}",
     )
     assert str(unreachable.value) == (
-        f"cannot reach the gateway at {target} (no connection within 0.3 s)"
+        f"cannot reach the gateway at {target} (connection refused: nothing is listening there)"
     )
+
+
+async def test_chat_client_refused_connection_is_reported_before_the_timeout() -> None:
+    target = f"127.0.0.1:{closed_port()}"
+    loop = asyncio.get_running_loop()
+    async with GrpcChatClient(target) as client:
+        started = loop.time()
+        with pytest.raises(GatewayUnreachableError, match="connection refused"):
+            await client.wait_ready(5)
+        assert loop.time() - started < 2.5
+
+
+async def test_chat_client_silent_listener_waits_for_the_timeout() -> None:
+    # Accepts TCP but never speaks HTTP/2: not refused, so it is the timeout.
+    accepted: list[asyncio.StreamWriter] = []
+    server = await asyncio.start_server(lambda _r, w: accepted.append(w), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server, GrpcChatClient(f"127.0.0.1:{port}") as client:
+        with pytest.raises(GatewayUnreachableError, match="no connection within 0.5 s"):
+            await client.wait_ready(0.5)
+    for writer in accepted:
+        writer.close()
+
+
+def test_chat_client_invalid_ca_file_says_so(tmp_path: Path) -> None:
+    bad = tmp_path / "ca.pem"
+    bad.write_text("this is not a certificate\n")
+    with pytest.raises(GatewayConfigError, match=f"the TLS CA file {bad} is invalid"):
+        GrpcChatClient("h:1", tls=TlsConfig(ca_file=bad))
 
 
 async def test_chat_client_wait_ready_against_a_live_gateway(gateway: ScriptedServicer) -> None:

@@ -619,3 +619,11 @@ async def test_runner_asks_one_question_at_a_time(recording_nav: tuple[Path, Pat
     assert [o.status for o in outcomes] == ["ok"] * 3
     assert most == 1
     assert sorted(c[-1] for c in calls_made(log)) == names
+
+
+async def test_runner_argument_list_too_long_is_reported_as_that(tmp_path: Path) -> None:
+    nav = write_program(tmp_path, "print('never')")
+    outcome = await runner(nav).run(call("sandbox_logs", {"name": "a" * 200_000}))
+    assert outcome.status == "failed"
+    assert "arguments are too long for the operating system" in outcome.content
+    assert "NAV_AGENT_CLI" not in outcome.content

@@ -485,3 +485,27 @@ def test_migration_m003_adds_usage_to_an_existing_log(db_path: Path) -> None:
         )
         assert store.usage("0123456789abcdef") == Usage(input_tokens=7, output_tokens=2)
         assert len(store.load_history("0123456789abcdef")) == 2
+
+
+def test_store_delete_removes_the_session_and_its_log(store: SessionStore) -> None:
+    keep = store.create(name="keep")
+    gone = store.create(name="gone")
+    store.recorder(gone.id).record_message(UserMessage(content="bye"))
+    assert store.delete("gone").id == gone.id
+    assert [s.id for s in store.list_sessions()] == [keep.id]
+    left = store._db.execute("SELECT count(*) FROM entries WHERE session_id = ?", (gone.id,))
+    assert left.fetchone() == (0,)
+    with pytest.raises(SessionNotFoundError):
+        store.delete("gone")
+
+
+def test_store_rename_checks_the_name_and_keeps_it_unique(store: SessionStore) -> None:
+    first = store.create()
+    store.create(name="taken")
+    renamed = store.rename(first.id[:8], "work")
+    assert (renamed.id, renamed.name) == (first.id, "work")
+    assert store.open("work").id == first.id
+    with pytest.raises(InvalidSessionNameError, match="already exists"):
+        store.rename("work", "taken")
+    with pytest.raises(InvalidSessionNameError, match="invalid session name"):
+        store.rename("work", "-bad")

@@ -350,7 +350,7 @@ async def test_a_slow_client_pushes_back_on_the_provider(upstream: FaultUpstream
     small = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)]
     client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(socket_options=small))
     gateway = Gateway(
-        GatewaySettings.loopback(**TIMEOUTS),
+        GatewaySettings.loopback(**{**TIMEOUTS, "max_stream_duration_s": 60.0}),
         routes(upstream, "openai_chat_completions", "firehose"),
         http_client=client,
     )
@@ -379,6 +379,7 @@ async def read_slowly(gateway: Gateway, upstream: FaultUpstream) -> None:
         # The provider is blocked: the gateway stopped reading, and TCP pushed back.
         assert connection.bytes_sent == held
         events = [first] + [event async for event in stream]
+    assert events[-1].HasField("message"), events[-1]
     text = "".join(e.content_delta.text for e in events if e.HasField("content_delta"))
     assert text == "word " * FIREHOSE_WORDS and events[-1].message.content == text
     total = connection.bytes_sent
