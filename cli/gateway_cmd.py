@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -103,6 +105,20 @@ def serve(
             "Env: NAV_GATEWAY_METRICS_LISTEN. Default: off."
         ),
     ] = None,
+    callers: Annotated[
+        Path | None,
+        typer.Option(
+            help="Callers YAML file: each caller's token hash, routing hints and stream "
+            "limit. Env: NAV_GATEWAY_CALLERS."
+        ),
+    ] = None,
+    pid_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the gateway's pid here, for `nav gateway reload`. "
+            "Env: NAV_GATEWAY_PID_FILE."
+        ),
+    ] = None,
     log_level: Annotated[
         LogLevel, typer.Option(help="debug, info, warning or error.", case_sensitive=False)
     ] = LogLevel.info,
@@ -114,6 +130,7 @@ def serve(
     from pydantic import ValidationError
 
     from navagent.gateway._loop import run as run_on_fastest_loop
+    from navagent.gateway.callers import CallersError, load_callers
     from navagent.gateway.routes import RoutesError, load_routes
     from navagent.gateway.server import serve as run_gateway
     from navagent.gateway.server import server_credentials, summary
@@ -138,6 +155,8 @@ def serve(
         "max_message_bytes": max_message_bytes,
         "workers": workers,
         "metrics_listen": metrics_listen,
+        "pid_file": pid_file,
+        "callers": callers,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})
@@ -151,20 +170,137 @@ def serve(
     try:
         table = load_routes(settings.routes)
         settings.auth_token()
-        if settings.worker_count == 1:
-            run_on_fastest_loop(run_gateway(settings, table))
-            return
-        server_credentials(settings)  # TLS files: fail here once, not in every worker
-        for warning in table.warnings:
-            logging.getLogger("navagent.gateway").warning("routes: %s", warning)
-        Supervisor(
-            settings,
-            workers=settings.worker_count,
-            summary=summary(table),
-            configure_logging=partial(_configure_logging, log_level),
-        ).run()
-    except (RoutesError, ValueError, RuntimeError) as exc:
+        with _pid_file(settings.pid_file):
+            if settings.worker_count == 1:
+                run_on_fastest_loop(run_gateway(settings, table))
+                return
+            # Fail here once, not in every worker: TLS files and the callers file.
+            server_credentials(settings)
+            if settings.callers is not None:
+                load_callers(settings.callers)
+            for warning in table.warnings:
+                logging.getLogger("navagent.gateway").warning("routes: %s", warning)
+            Supervisor(
+                settings,
+                workers=settings.worker_count,
+                summary=summary(table),
+                configure_logging=partial(_configure_logging, log_level),
+            ).run()
+    except (RoutesError, CallersError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
+
+
+@gateway_app.command("health")
+def health(
+    address: Annotated[str, typer.Option(help="HOST:PORT of the gateway.")] = "127.0.0.1:50051",
+    service: Annotated[
+        str, typer.Option(help="Service to ask about; empty for the whole server.")
+    ] = "navigator.chat.v1.Chat",
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the answer.")] = 3.0,
+) -> None:
+    """Exit 0 when the gateway answers SERVING over gRPC health (the container's probe)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    request = health_pb2.HealthCheckRequest(service=service)
+    try:
+        with grpc.insecure_channel(address) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(request, timeout=timeout)
+    except grpc.RpcError as exc:
+        code_of = getattr(exc, "code", None)  # a failed call is also a grpc.Call
+        code = code_of().name if callable(code_of) else "UNAVAILABLE"
+        typer.echo(f"nav gateway health: {address}: {code}", err=True)
+        raise typer.Exit(1) from None
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    if reply.status != health_pb2.HealthCheckResponse.SERVING:
+        typer.echo(f"nav gateway health: {address}: {status}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{address}: {status}")
+
+
+_MIN_TOKEN_CHARS = 16
+
+
+@gateway_app.command("hash-token")
+def hash_token() -> None:
+    """Print the `token_hash` of the token read from stdin, for the callers file.
+
+    Make a token with e.g. `python -c "import secrets; print(secrets.token_urlsafe(32))"`.
+    """
+    import sys
+
+    from navagent.core.redaction import header_safe_problem
+    from navagent.gateway.callers import hash_token as digest
+
+    if sys.stdin.isatty():
+        token = typer.prompt("token", hide_input=True)
+    else:
+        token = sys.stdin.read()
+    token = token.strip()
+    problem = header_safe_problem(token)
+    if not token:
+        _fail("no token on stdin", command="hash-token")
+    if problem is not None:
+        _fail(f"the token cannot be sent as a bearer token: {problem}", command="hash-token")
+    if len(token) < _MIN_TOKEN_CHARS:
+        _fail(
+            f"the token has {len(token)} characters; use a random one of at least "
+            f"{_MIN_TOKEN_CHARS} (a short token's hash can be guessed)",
+            command="hash-token",
+        )
+    typer.echo(digest(token))
+
+
+@gateway_app.command("reload")
+def reload(
+    pid_file: Annotated[
+        Path,
+        typer.Option(
+            envvar="NAV_GATEWAY_PID_FILE",
+            help="The pid file `serve --pid-file` wrote. Env: NAV_GATEWAY_PID_FILE.",
+        ),
+    ],
+) -> None:
+    """Make a running gateway re-read its routes file (sends it SIGHUP).
+
+    The gateway logs whether the new routes were taken or, when the file
+    cannot be used, why it kept the old ones.
+    """
+    import os
+    import signal
+
+    try:
+        text = pid_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        _fail(f"cannot read pid file {pid_file}: {exc.strerror or exc}", command="reload")
+    if not text.isdigit() or int(text) == 0:  # 1 is fine: the gateway in a container
+        _fail(f"{pid_file} does not hold a gateway's pid (found {text[:20]!r})", command="reload")
+    pid = int(text)
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except ProcessLookupError:
+        _fail(f"no process {pid} (from {pid_file}): the gateway is not running", command="reload")
+    except PermissionError:
+        _fail(f"not allowed to signal process {pid} (from {pid_file})", command="reload")
+    typer.echo(f"asked gateway {pid} to reload its routes; its log says the result")
+
+
+@contextmanager
+def _pid_file(path: Path | None) -> Iterator[None]:
+    """Hold our pid in `path` while the gateway runs (the top process: the supervisor)."""
+    import os
+
+    if path is None:
+        yield
+        return
+    try:
+        path.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot write pid file {path}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _configure_logging(level: LogLevel) -> None:
@@ -187,6 +323,6 @@ def _configure_logging(level: LogLevel) -> None:
         logging.getLogger(name).setLevel(max(quiet, root.level))
 
 
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"nav gateway serve: {message}", err=True)
+def _fail(message: str, *, command: str = "serve") -> NoReturn:
+    typer.echo(f"nav gateway {command}: {message}", err=True)
     raise typer.Exit(2)

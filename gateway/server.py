@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import hmac
 import logging
 import signal
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeAlias
 
 import grpc
 import httpx
@@ -23,76 +21,31 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from navagent.core.redaction import clip
 from navagent.gateway import metrics
 from navagent.gateway._slots import WorkerSlots
+from navagent.gateway.callers import (
+    CallerAuthInterceptor,
+    CallersError,
+    CallerTable,
+    load_callers,
+)
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
-from navagent.gateway.routes import RouteTable
+from navagent.gateway.routes import RoutesError, RouteTable, load_routes
 from navagent.gateway.service import SERVICE_NAME, ChatService, StreamLimits, chat_rpc_handler
 from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Timeouts, Upstream
 
 __all__ = [
-    "BearerAuthInterceptor",
     "Gateway",
     "check_bindable",
     "serve",
     "server_credentials",
     "summary",
+    "watch_reload_signal",
 ]
 
 log = logging.getLogger("navagent.gateway")
-
-_HEALTH_PREFIX = "/grpc.health.v1.Health/"
-_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic only in the stubs
-
-
-class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
-    """Rejects calls without `authorization: Bearer <token>`; health stays open."""
-
-    def __init__(self, token: str) -> None:
-        self._expected = f"Bearer {token}".encode()
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> _Handler | None:
-        """Pass authorized calls and health checks through; answer others UNAUTHENTICATED."""
-        handler = await continuation(handler_call_details)
-        if handler is None or handler_call_details.method.startswith(_HEALTH_PREFIX):
-            return handler
-        if self._authorized(handler_call_details.invocation_metadata):
-            return handler
-        return _rejecting(handler)
-
-    def _authorized(self, metadata: Any) -> bool:
-        for key, value in metadata or ():
-            if key == "authorization":
-                given = value.encode() if isinstance(value, str) else bytes(value)
-                return hmac.compare_digest(given, self._expected)
-        return False
-
-
-def _rejecting(handler: _Handler) -> _Handler:
-    """A handler of the same shape as `handler` that answers UNAUTHENTICATED."""
-
-    async def deny(_request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        await context.abort(
-            grpc.StatusCode.UNAUTHENTICATED,
-            "missing or invalid bearer token (send metadata `authorization: Bearer <token>`)",
-        )
-
-    serde = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.request_streaming and handler.response_streaming:
-        return grpc.stream_stream_rpc_method_handler(deny, **serde)
-    if handler.request_streaming:
-        return grpc.stream_unary_rpc_method_handler(deny, **serde)
-    if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(deny, **serde)
-    return grpc.unary_unary_rpc_method_handler(deny, **serde)
 
 
 def server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | None:
@@ -203,7 +156,10 @@ class Gateway:
             slots=slots,
         )
         self._reuse_port = reuse_port
+        self.callers: CallerTable | None = None
+        """Who may call, when auth is on (`--callers`, `--auth-token-env`)."""
         self._health = HealthServicer()
+        self._reloading = asyncio.Lock()
         self._server: grpc.aio.Server | None = None
         self.port: int | None = None
 
@@ -217,13 +173,14 @@ class Gateway:
         """Bind and start serving; log the routes and the ready line when `announce`.
 
         Raises:
-            ValueError: TLS files missing or inconsistent.
+            ValueError: TLS files missing or inconsistent, or the token unusable.
+            CallersError: the callers file cannot be used.
             RuntimeError: the address cannot be bound.
         """
         interceptors = []
-        token = self.settings.auth_token()
-        if token is not None:
-            interceptors.append(BearerAuthInterceptor(token))
+        self.callers = self._load_callers()
+        if self.callers is not None:
+            interceptors.append(CallerAuthInterceptor(self._current_callers))
         server = grpc.aio.server(
             interceptors=interceptors,
             options=[
@@ -267,6 +224,59 @@ class Gateway:
             "gateway ready on %s%s: %s", self.address, " (tls)" if tls else "", summary(self.routes)
         )
 
+    def _load_callers(self) -> CallerTable | None:
+        """The callers file's table plus the `--auth-token-env` caller; None when auth is off."""
+        path, token = self.settings.callers, self.settings.auth_token()
+        table = load_callers(path) if path is not None else None
+        if token is not None and self.settings.auth_token_env:
+            table = (table or CallerTable(())).with_token(self.settings.auth_token_env, token)
+        return table
+
+    def _current_callers(self) -> CallerTable:
+        assert self.callers is not None
+        return self.callers
+
+    async def reload(self) -> bool:
+        """Re-read the routes (and callers) file and swap them in; True when all were swapped.
+
+        Each swap is one assignment: streams in flight keep the table they
+        started with (the dispatcher reads it once per stream), new calls get
+        the new one. A file that cannot be used leaves its old table in place
+        and says why in one log line.
+        """
+        async with self._reloading:
+            callers_ok = await self._reload_callers()
+            return await self._reload_routes() and callers_ok
+
+    async def _reload_callers(self) -> bool:
+        if self.settings.callers is None or self.callers is None:
+            return True
+        try:
+            table = await asyncio.to_thread(self._load_callers)
+        except (CallersError, ValueError) as exc:
+            log.error("reload failed, keeping the current callers: %s", clip(str(exc), 1024))
+            return False
+        assert table is not None
+        self.callers = table
+        log.info("callers reloaded from %s: %d caller(s)", table.source, len(table.callers))
+        return True
+
+    async def _reload_routes(self) -> bool:
+        path = self.settings.routes
+        if path is None:
+            log.warning("reload: nothing to re-read (the gateway was started without --routes)")
+            return False
+        try:
+            table = await asyncio.to_thread(load_routes, path)
+        except RoutesError as exc:
+            log.error("reload failed, keeping the current routes: %s", clip(str(exc), 1024))
+            return False
+        for warning in table.warnings:
+            log.warning("routes: %s", warning)
+        self.routes = self.dispatcher.routes = table
+        log.info("routes reloaded from %s: %s", path, summary(table))
+        return True
+
     async def stop(self, grace_s: float | None = None) -> None:
         """Stop accepting calls, let streams finish within the grace period, then end them.
 
@@ -295,13 +305,26 @@ class Gateway:
 
 
 def summary(routes: RouteTable) -> str:
-    """`N route(s): hint->protocol, ...`, for the ready line."""
+    """`N route(s): hint->protocol, ...`, for the ready and reload log lines."""
     hints = ", ".join(
         f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
         f"{'' if route.enabled else ' (disabled)'}"
         for route in routes.routes
     )
     return f"{len(routes.routes)} route(s): {hints or 'none'}"
+
+
+def watch_reload_signal(gateway: Gateway) -> None:
+    """Reload `gateway`'s routes on every SIGHUP (call from the loop that serves it)."""
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[bool]] = set()
+
+    def reload() -> None:
+        task = loop.create_task(gateway.reload())
+        pending.add(task)  # keep a reference until it is done
+        task.add_done_callback(pending.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
 
 
 async def serve(
@@ -325,6 +348,7 @@ async def serve(
     await gateway.start(announce=worker is None)
     if on_ready is not None:
         on_ready()
+    watch_reload_signal(gateway)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -42,6 +42,13 @@ from navagent.core.redaction import clip
 from navagent.gateway import metrics
 from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
 from navagent.gateway.backlog import Backlog
+from navagent.gateway.callers import (
+    SLOT_COUNTERS,
+    CallerLease,
+    CallerRefusedError,
+    admit_caller,
+    caller_name,
+)
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 from navagent.gateway.errors import clean_message
 from navagent.gateway.upstream import UnsendableRequestError
@@ -86,6 +93,7 @@ class _StreamLog:
 
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     hint: str = "-"
+    caller: str = "-"
     record: StreamRecord = field(default_factory=StreamRecord)
     started: float = field(default_factory=time.monotonic)
     first_token: float | None = None
@@ -113,10 +121,11 @@ class _StreamLog:
         duration = time.monotonic() - self.started
         ttft = "-" if self.first_token is None else f"{self.first_token - self.started:.3f}s"
         log.info(
-            "stream id=%s hint=%s route=%s protocol=%s model=%s attempts=%d duration=%.3fs "
-            "ttft=%s tokens_in=%s tokens_out=%s outcome=%s",
+            "stream id=%s hint=%s caller=%s route=%s protocol=%s model=%s attempts=%d "
+            "duration=%.3fs ttft=%s tokens_in=%s tokens_out=%s outcome=%s",
             self.request_id,
             _field(self.hint),
+            self.caller,
             _field(self.record.route),
             self.record.protocol,
             _field(self.record.model),
@@ -178,8 +187,9 @@ class ChatService:
     ) -> None:
         self._dispatcher = dispatcher
         self.limits = limits
-        self._slots = slots or Slots.local().worker(0)
-        """Where `max_concurrent_streams` is counted: gateway-wide, across workers."""
+        self._slots = slots or Slots.local(counters=SLOT_COUNTERS).worker(0)
+        """Where `max_concurrent_streams` and each caller's own limit are counted:
+        gateway-wide, across workers."""
         self._active: set[asyncio.Task[object]] = set()
         self._closing = False
 
@@ -207,21 +217,23 @@ class ChatService:
         context: grpc.aio.ServicerContext[object, object],
     ) -> None:
         """Handle one `ChatStream` call; every path ends in one logged outcome."""
-        stream_log = _StreamLog()
+        stream_log = _StreamLog(caller=caller_name())
         context.set_trailing_metadata((("x-request-id", stream_log.request_id),))
         task = asyncio.current_task()
         assert task is not None
+        lease: CallerLease | None = None
         try:
             neutral, extended = self._admit(request, stream_log)
-            self._active.add(task)
             try:
+                lease = admit_caller(stream_log.hint, self._slots)
+                self._active.add(task)
                 async with asyncio.timeout(self.limits.max_duration_s):
                     await self._serve(neutral, extended, context, stream_log)
             except TimeoutError:
                 await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
             finally:
                 self._slots.release(GATEWAY)
-        except _Refused as refused:
+        except (_Refused, CallerRefusedError) as refused:
             stream_log.settle(refused.outcome)
             await _abort(context, refused.code, refused.message)
         except NoRouteError as exc:
@@ -242,6 +254,8 @@ class ChatService:
             await self._internal(context, stream_log, exc)
         finally:
             self._active.discard(task)
+            if lease is not None:
+                lease.release()
             stream_log.emit()
 
     def _admit(

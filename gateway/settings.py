@@ -50,6 +50,10 @@ class GatewaySettings(BaseSettings):
     """Server processes sharing the port; None means one per core, 1 means no supervisor."""
     metrics_listen: str | None = None
     """`HOST:PORT` serving Prometheus metrics; None leaves them off."""
+    pid_file: Path | None = None
+    """Where `serve` writes its pid, for `nav gateway reload`."""
+    callers: Path | None = None
+    """The callers YAML file: per-caller tokens (hashed), routing hints and limits."""
 
     @property
     def worker_count(self) -> int:
@@ -84,6 +88,8 @@ class GatewaySettings(BaseSettings):
             "tls_cert": None,
             "tls_key": None,
             "tls_client_ca": None,
+            "pid_file": None,
+            "callers": None,
         }
         return cls(**{**fields, **overrides})
 

@@ -37,8 +37,10 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from navagent.core.redaction import clip
 from navagent.gateway import metrics
 from navagent.gateway._slots import Slots
+from navagent.gateway.callers import SLOT_COUNTERS
 from navagent.gateway.settings import GatewaySettings
 
 __all__ = ["Supervisor"]
@@ -83,7 +85,8 @@ class Supervisor:
         self.workers = workers
         self._summary = summary
         self._configure_logging = configure_logging
-        self._slots = Slots.shared(workers=workers)
+        # The gateway's own counter, then one per caller with its own limit.
+        self._slots = Slots.shared(workers=workers, counters=SLOT_COUNTERS)
         self._running: dict[int, _Worker] = {}
         self._restart_at: dict[int, tuple[float, int]] = {}
         """Workers waiting to be restarted: when, and how many quick deaths so far."""
@@ -317,8 +320,9 @@ def _worker_main(
     """One worker process: load the routes, serve on the shared port, report ready."""
     import sys
 
+    from navagent.core.errors import NavAgentError
     from navagent.gateway import _loop
-    from navagent.gateway.routes import RoutesError, load_routes
+    from navagent.gateway.routes import load_routes
     from navagent.gateway.server import serve
 
     _end_with_parent()
@@ -341,8 +345,14 @@ def _worker_main(
             ready.close()
 
         _loop.run(serve(own, routes, worker=slots.worker(index), on_ready=report_ready))
-    except (RoutesError, ValueError, RuntimeError) as exc:
+    except (NavAgentError, ValueError, RuntimeError) as exc:  # routes, callers, TLS, bind
         if not ready.closed:
-            ready.send(str(exc))
+            ready.send(clip(str(exc), 1024))
         log.error("worker %d: %s", index, exc)
+        sys.exit(2)
+    except Exception as exc:  # never a traceback: one line, redacted by the formatter
+        if not ready.closed:
+            ready.send(f"internal error: {clip(str(exc), 1024)}")
+        log.error("worker %d failed: %s: %s", index, type(exc).__name__, exc)
+        log.debug("worker %d traceback", index, exc_info=exc)
         sys.exit(2)
