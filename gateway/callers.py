@@ -26,7 +26,6 @@ workers it means the whole gateway, as `--max-concurrent-streams` does.
 from __future__ import annotations
 
 import contextvars
-import difflib
 import hashlib
 import hmac
 import re
@@ -37,11 +36,11 @@ from pathlib import Path
 from typing import Any, TypeAlias, cast
 
 import grpc
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT
+from navagent.gateway._config_file import nearest_key, read_yaml_file
 from navagent.gateway._slots import GATEWAY, WorkerSlots
 
 __all__ = [
@@ -219,8 +218,8 @@ def _field_problem(exc: ValidationError) -> str:
     if first["type"] == "missing":
         return f"missing required field {field!r}"
     if first["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(field, sorted(_CALLER_KEYS), n=1, cutoff=0.6)
-        return f"unknown key {field!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        close = nearest_key(field, _CALLER_KEYS)
+        return f"unknown key {field!r}" + (f" (did you mean {close!r}?)" if close else "")
     message = first["msg"].removeprefix("Value error, ")
     return f"field {field!r}: {message}"
 
@@ -231,16 +230,7 @@ def load_callers(path: Path) -> CallerTable:
     Raises:
         CallersError: the file cannot be read or parsed, or a caller is invalid.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CallersError(f"cannot read callers file {path}: {exc.strerror or exc}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise CallersError(f"{path}: not valid YAML{at}") from None
+    document = read_yaml_file(path, what="callers file", error=CallersError)
     return parse_callers(document, source=str(path))
 
 

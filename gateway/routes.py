@@ -21,19 +21,18 @@ error text.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT, FrozenModel
 from navagent.core.redaction import header_safe_problem, register_secret
+from navagent.gateway._config_file import nearest_key, read_yaml_file
 
 __all__ = [
     "CHAT_PROTOCOLS",
@@ -224,7 +223,9 @@ def parse_routes(
         where = f"{source}: route {position}" + (f" ({hint!r})" if isinstance(hint, str) else "")
         if not isinstance(entry, dict):
             raise RoutesError(f"{where}: expected a mapping, got {type(entry).__name__}")
-        unknown = {str(key): _nearest(str(key)) for key in entry if key not in _ROUTE_KEYS}
+        unknown = {
+            str(key): nearest_key(str(key), _ROUTE_KEYS) for key in entry if key not in _ROUTE_KEYS
+        }
         try:
             spec = _RouteSpec.model_validate(entry)
         except ValidationError as exc:
@@ -242,12 +243,6 @@ def parse_routes(
                 f"cannot speak ({' or '.join(CHAT_PROTOCOLS)}); it will never be used"
             )
     return RouteTable(routes, source=source, warnings=warnings)
-
-
-def _nearest(key: str) -> str | None:
-    """The known route key `key` is most likely a typo of, if any."""
-    close = difflib.get_close_matches(key, sorted(_ROUTE_KEYS), n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def _field_problem(exc: ValidationError, unknown: Mapping[str, str | None]) -> str:
@@ -299,15 +294,5 @@ def load_routes(path: Path, *, environ: Mapping[str, str] | None = None) -> Rout
     Raises:
         RoutesError: the file cannot be read or parsed, or a route is invalid.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RoutesError(f"cannot read routes file {path}: {exc.strerror or exc}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise RoutesError(f"{path}: not valid YAML{at}: {problem}") from None
+    document = read_yaml_file(path, what="routes file", error=RoutesError)
     return parse_routes(document, source=str(path), environ=environ)
