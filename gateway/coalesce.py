@@ -1,4 +1,4 @@
-"""Merge adjacent deltas that arrived in the same network read.
+"""Merge adjacent deltas that arrived in the same network read, and split giant ones.
 
 When a provider's tokens arrive faster than we forward them, one read holds
 many SSE events. Forwarding each as its own gRPC message costs far more than
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from navagent.core.events import RefusalDelta, StreamEvent, TextDelta, ThinkingDelta
 
-__all__ = ["coalesce_deltas"]
+__all__ = ["coalesce_deltas", "split_long_deltas"]
 
 _Delta = TextDelta | ThinkingDelta | RefusalDelta
 
@@ -48,3 +48,23 @@ def _flush(
         return
     merged.append(kind(text=run[0] if len(run) == 1 else "".join(run)))
     run.clear()
+
+
+def split_long_deltas(events: list[StreamEvent], max_chars: int) -> list[StreamEvent]:
+    """Return `events` with every delta longer than `max_chars` cut into pieces that fit.
+
+    One SSE event may carry megabytes of text (and one read many merged
+    events); a client's gRPC message limit must never be at risk from a delta.
+    """
+    if all(not isinstance(e, _Delta) or len(e.text) <= max_chars for e in events):
+        return events
+    fitted: list[StreamEvent] = []
+    for event in events:
+        if isinstance(event, _Delta) and len(event.text) > max_chars:
+            text, kind = event.text, type(event)
+            fitted.extend(
+                kind(text=text[i : i + max_chars]) for i in range(0, len(text), max_chars)
+            )
+        else:
+            fitted.append(event)
+    return fitted

@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 
 from navagent.core.redaction import clip
 from navagent.gateway import metrics
+from navagent.gateway._network import upstream_transport
 from navagent.gateway._slots import WorkerSlots
 from navagent.gateway.callers import (
     CallerAuthInterceptor,
@@ -131,9 +132,11 @@ class Gateway:
         self.routes = routes
         self._owns_client = http_client is None
         self._http = http_client or httpx.AsyncClient(
-            limits=httpx.Limits(
-                max_connections=settings.max_upstream_connections,
-                max_keepalive_connections=settings.max_upstream_connections,
+            transport=upstream_transport(
+                httpx.Limits(
+                    max_connections=settings.max_upstream_connections,
+                    max_keepalive_connections=settings.max_upstream_connections,
+                )
             )
         )
         timeouts = Timeouts(

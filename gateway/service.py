@@ -41,7 +41,6 @@ from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
 from navagent.gateway import metrics
 from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
-from navagent.gateway.backlog import Backlog
 from navagent.gateway.callers import (
     SLOT_COUNTERS,
     CallerLease,
@@ -49,6 +48,7 @@ from navagent.gateway.callers import (
     admit_caller,
     caller_name,
 )
+from navagent.gateway.coalesce import split_long_deltas
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
 from navagent.gateway.errors import clean_message
 from navagent.gateway.upstream import UnsendableRequestError
@@ -70,13 +70,11 @@ class StreamLimits:
     max_duration_s: float = 1800.0
     max_message_bytes: int = 4 * 1024 * 1024 - 64 * 1024
     """Largest message sent; a merged delta is at most a quarter of it in characters."""
-    backlog_chars: int = 256 * 1024
-    """Content held for a slow client before the provider's socket stops being read."""
 
     @property
     def max_delta_chars(self) -> int:
         """Characters per delta message: under `max_message_bytes` even at 4 bytes each."""
-        return min(self.backlog_chars, self.max_message_bytes // 4)
+        return self.max_message_bytes // 4
 
 
 def _field(value: str) -> str:
@@ -331,19 +329,21 @@ class ChatService:
         context: grpc.aio.ServicerContext[object, object],
         stream_log: _StreamLog,
     ) -> None:
-        """Forward the dispatcher's events to the client through a bounded backlog."""
-        limits = self.limits
-        backlog = Backlog(limit_chars=limits.backlog_chars, max_delta_chars=limits.max_delta_chars)
-        reader = asyncio.create_task(self._read(request, stream_log, backlog))
-        try:
-            while events := await backlog.take():
-                for event in events:
+        """Forward the dispatcher's events to the client as they come.
+
+        One task reads and writes in turn: while a write waits for a slow
+        client, nothing is read, the provider's bytes wait in a bounded buffer
+        (`navagent.gateway._network`) and then in the kernel, and TCP pushes
+        back on the provider. Whatever arrived meanwhile comes out of the next
+        read as one merged delta, so a slow client costs fewer messages, not
+        more memory.
+        """
+        max_delta_chars = self.limits.max_delta_chars
+        batches = self._dispatcher.stream(request, record=stream_log.record)
+        async with aclosing(batches):
+            async for batch in batches:
+                for event in split_long_deltas(batch, max_delta_chars):
                     await self._write(event, extended, context, stream_log)
-            await reader  # re-raises what ended the reader early (NoRouteError, ...)
-        finally:
-            if not reader.done():
-                reader.cancel()
-                await asyncio.wait([reader])
 
     async def _write(
         self,
@@ -382,15 +382,6 @@ class ChatService:
             ),
             code="invalid_request",
         )
-
-    async def _read(self, request: ChatRequest, stream_log: _StreamLog, backlog: Backlog) -> None:
-        try:
-            batches = self._dispatcher.stream(request, record=stream_log.record)
-            async with aclosing(batches):
-                async for batch in batches:
-                    await backlog.put(batch)
-        finally:
-            backlog.close()
 
 
 class _Refused(Exception):

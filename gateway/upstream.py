@@ -32,7 +32,7 @@ import asyncio
 import email.utils
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -40,6 +40,7 @@ import httpx
 from navagent.core.errors import NavAgentError
 from navagent.core.events import ChatError, StreamEvent
 from navagent.core.messages import ChatRequest
+from navagent.gateway._chunks import BodyChunks
 from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
@@ -55,6 +56,9 @@ __all__ = [
 ]
 
 _ERROR_BODY_LIMIT = 64 * 1024
+GATHER_BYTES = 64 * 1024
+"""At most this much already-buffered body is merged into one batch, so one
+fast stream cannot hold the event loop for long."""
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest single SSE event accepted: far above any real one, and it bounds what
 one event can make the gateway hold (the decoder itself has no cap)."""
@@ -213,18 +217,22 @@ async def _translate(
 ) -> AsyncGenerator[list[StreamEvent], None]:
     """Decode and translate a 200 body until the translator emits its terminal event.
 
-    Yields one batch per network read that produced events. Each read waits
-    under a deadline (first content, then content progress); the wait never
-    spans a yield, so a slow client is never blamed on the provider.
+    Yields one batch per wait for the network: the chunk that ended the wait
+    and every chunk already buffered behind it (up to `GATHER_BYTES`), so a
+    provider writing faster than the client reads costs merged deltas, not a
+    message per token. Each wait runs under a deadline (first content, then
+    content progress); no wait spans a yield, so a slow client is never
+    blamed on the provider.
     """
-    decoder = SSEDecoder()
-    chunks: AsyncIterator[bytes] = response.aiter_bytes()
+    events = _BodyEvents(translator)
+    chunks = BodyChunks(response.aiter_bytes())
     loop = asyncio.get_running_loop()
     progress = translator.progress
     deadline, expired = first_content_by, timeouts.first_content_error()
     idle_error = timeouts.idle_error()
     streaming = False  # True once content arrived: then `deadline` is the idle deadline
     watchdog = _Watchdog(loop)
+
     try:
         while not translator.done:
             # A silent socket fails after idle_s in either phase (what httpx's
@@ -232,23 +240,14 @@ async def _translate(
             silent_by = loop.time() + timeouts.idle_s
             try:
                 with watchdog.reading(min(deadline, silent_by)):
-                    chunk = await anext(chunks)
+                    chunk = await chunks.next()
             except StopAsyncIteration:
                 break
             except TimeoutError:
                 failure = expired if deadline <= silent_by else idle_error
                 raise UpstreamFailure(failure) from None
-            batch = [event for sse in decoder.feed(chunk) for event in translator.handle(sse)]
-            if decoder.pending_bytes > MAX_EVENT_BYTES:
-                raise UpstreamFailure(
-                    ChatError(
-                        message=(
-                            f"the provider sent a single event larger than "
-                            f"{MAX_EVENT_BYTES // 2**20} MiB; the gateway refuses it"
-                        ),
-                        code="upstream_unavailable",
-                    )
-                )
+            batch = events.absorb(chunk)
+            ended = events.gather(chunks, batch)
             if translator.progress != progress:
                 progress = translator.progress
                 deadline, expired = loop.time() + timeouts.idle_s, idle_error
@@ -260,11 +259,61 @@ async def _translate(
                     # Time spent waiting for the client (back-pressure) is not the
                     # provider's silence: the idle clock stops while we are away.
                     deadline += loop.time() - handed_over
+            if ended:
+                break
         if not translator.done:
-            batch = [event for sse in decoder.finish() for event in translator.handle(sse)]
-            yield coalesce_deltas(batch + translator.finish())
+            yield coalesce_deltas(events.finish())
     finally:
         watchdog.close()
+        await chunks.abandon()
+
+
+class _BodyEvents:
+    """SSE decoding and translation of one body, chunk by chunk."""
+
+    __slots__ = ("_decoder", "_translator")
+
+    def __init__(self, translator: StreamTranslator) -> None:
+        self._decoder = SSEDecoder()
+        self._translator = translator
+
+    def absorb(self, chunk: bytes, batch: list[StreamEvent] | None = None) -> list[StreamEvent]:
+        """`batch` (or a new list) with the events of `chunk` added."""
+        batch = [] if batch is None else batch
+        decoder, translator = self._decoder, self._translator
+        for sse in decoder.feed(chunk):
+            batch.extend(translator.handle(sse))
+        if decoder.pending_bytes > MAX_EVENT_BYTES:
+            raise UpstreamFailure(
+                ChatError(
+                    message=(
+                        f"the provider sent a single event larger than "
+                        f"{MAX_EVENT_BYTES // 2**20} MiB; the gateway refuses it"
+                    ),
+                    code="upstream_unavailable",
+                )
+            )
+        return batch
+
+    def gather(self, chunks: BodyChunks, batch: list[StreamEvent]) -> bool:
+        """Add the chunks already buffered (up to `GATHER_BYTES`); True at the body's end."""
+        gathered = 0
+        while not self._translator.done and gathered < GATHER_BYTES:
+            try:
+                chunk = chunks.ready()
+            except StopAsyncIteration:
+                return True
+            if chunk is None:
+                return False
+            self.absorb(chunk, batch)
+            gathered += len(chunk)
+        return False
+
+    def finish(self) -> list[StreamEvent]:
+        """The events of an unterminated last event, then the translator's own end."""
+        translator = self._translator
+        batch = [event for sse in self._decoder.finish() for event in translator.handle(sse)]
+        return batch + translator.finish()
 
 
 class _Watchdog:

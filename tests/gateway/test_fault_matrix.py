@@ -27,6 +27,7 @@ import pytest
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from navagent.core.redaction import RedactingFormatter
+from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import CHAT_PROTOCOLS, RouteTable, parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.service import StreamLimits
@@ -346,16 +347,27 @@ async def test_a_client_closing_right_after_the_final_message_logs_ok(
     assert [line.rsplit("outcome=", 1)[1] for line in logs.stream_lines] == ["ok"] * 10
 
 
-async def test_a_slow_client_pushes_back_on_the_provider(upstream: FaultUpstream) -> None:
-    # Small buffers everywhere (kernel and backlog), so a few hundred KB prove the point.
-    small = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)]
-    client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(socket_options=small))
+SMALL_BUFFERS = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)]
+TRANSPORTS = {
+    # The gateway's own (asyncio protocols, bounded buffer) and httpx's default (anyio).
+    "gateway": lambda: upstream_transport(
+        httpx.Limits(), max_buffered=16_384, socket_options=SMALL_BUFFERS
+    ),
+    "httpx": lambda: httpx.AsyncHTTPTransport(socket_options=SMALL_BUFFERS),
+}
+
+
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
+async def test_a_slow_client_pushes_back_on_the_provider(
+    upstream: FaultUpstream, transport: str
+) -> None:
+    # Small buffers everywhere (kernel and gateway), so a few hundred KB prove the point.
+    client = httpx.AsyncClient(transport=TRANSPORTS[transport]())
     gateway = Gateway(
         GatewaySettings.loopback(**{**TIMEOUTS, "max_stream_duration_s": 60.0}),
         routes(upstream, "openai_chat_completions", "firehose"),
         http_client=client,
     )
-    gateway.service.limits = StreamLimits(backlog_chars=16_384)
     await gateway.start()
     try:
         await read_slowly(gateway, upstream)

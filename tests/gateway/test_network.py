@@ -1,0 +1,205 @@
+"""The gateway's upstream byte transport (asyncio protocols under httpx) and BodyChunks."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from navagent.gateway._chunks import BodyChunks
+from navagent.gateway._network import upstream_transport
+from tests.certs import make_pki
+
+BODY = [b"data: one\n\n", b"data: two\n\n", b"data: [DONE]\n\n"]
+
+
+def chunked(parts: list[bytes]) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+class Provider:
+    """A tiny HTTP/1.1 server: answers every request with BODY, keeps connections alive."""
+
+    def __init__(self, *, close_after: bool = False) -> None:
+        self.connections = 0
+        self.close_after = close_after
+        self.server: asyncio.Server | None = None
+
+    async def start(self, ssl_context: ssl.SSLContext | None = None) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=ssl_context)
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
+                await reader.readexactly(length)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"transfer-encoding: chunked\r\n\r\n" + chunked(BODY)
+                )
+                await writer.drain()
+                if self.close_after:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def stop(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def post(client: httpx.AsyncClient, url: str) -> bytes:
+    async with client.stream("POST", url, content=b"{}") as response:
+        assert response.status_code == 200
+        return b"".join([chunk async for chunk in response.aiter_bytes()])
+
+
+async def test_streams_a_body_and_reuses_the_connection() -> None:
+    provider = Provider()
+    port = await provider.start()
+    async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
+        for _ in range(3):
+            assert await post(client, f"http://127.0.0.1:{port}/v1") == b"".join(BODY)
+    await provider.stop()
+    assert provider.connections == 1
+
+
+async def test_a_connection_the_provider_closed_is_not_reused() -> None:
+    provider = Provider(close_after=True)
+    port = await provider.start()
+    async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
+        for _ in range(3):
+            assert await post(client, f"http://127.0.0.1:{port}/v1") == b"".join(BODY)
+            await asyncio.sleep(0.05)  # the provider's close reaches us while idle
+    await provider.stop()
+    assert provider.connections == 3
+
+
+async def test_a_refused_connection_is_a_connect_error() -> None:
+    provider = Provider()
+    port = await provider.start()
+    await provider.stop()  # nothing listens there now
+    async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
+        with pytest.raises(httpx.ConnectError, match="Connect"):
+            await post(client, f"http://127.0.0.1:{port}/v1")
+
+
+async def test_tls_verifies_the_provider(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path)
+    if pki is None:
+        pytest.skip("neither the cryptography package nor openssl is available")
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(pki.server_cert, pki.server_key)
+    provider = Provider()
+    port = await provider.start(server)
+    url = f"https://localhost:{port}/v1"
+    trusting = ssl.create_default_context(cafile=str(pki.ca))
+    async with httpx.AsyncClient(
+        transport=upstream_transport(httpx.Limits(), ssl_context=trusting)
+    ) as client:
+        assert await post(client, url) == b"".join(BODY)
+    stranger = ssl.create_default_context(cafile=str(pki.other_ca))
+    async with httpx.AsyncClient(
+        transport=upstream_transport(httpx.Limits(), ssl_context=stranger)
+    ) as client:
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await post(client, url)
+    await provider.stop()
+
+
+# --- BodyChunks ---------------------------------------------------------------
+
+
+class Feed:
+    """An async iterator of chunks that arrive when the test says so."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.cleaned_up = False
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        try:
+            while (chunk := await self.queue.get()) is not None:
+                yield chunk
+        finally:
+            self.cleaned_up = True
+
+
+async def test_ready_takes_only_what_is_already_there() -> None:
+    feed = Feed()
+    chunks = BodyChunks(feed.chunks())
+    for part in (b"a", b"b"):
+        feed.queue.put_nowait(part)
+    assert await chunks.next() == b"a"
+    assert chunks.ready() == b"b"
+    assert chunks.ready() is None  # nothing there: a read is now waiting
+    assert chunks.ready() is None  # and is not started twice
+    feed.queue.put_nowait(b"c")
+    assert await chunks.next() == b"c"  # the waiting read resumed, nothing lost
+    feed.queue.put_nowait(None)
+    with pytest.raises(StopAsyncIteration):
+        await chunks.next()
+
+
+async def test_ready_reports_the_end_of_the_body() -> None:
+    feed = Feed()
+    chunks = BodyChunks(feed.chunks())
+    feed.queue.put_nowait(b"a")
+    feed.queue.put_nowait(None)
+    assert await chunks.next() == b"a"
+    with pytest.raises(StopAsyncIteration):
+        chunks.ready()
+
+
+async def test_abandon_cancels_a_waiting_read_so_it_cleans_up() -> None:
+    feed = Feed()
+    body = feed.chunks()
+    chunks = BodyChunks(body)
+    feed.queue.put_nowait(b"a")
+    assert await chunks.next() == b"a"
+    assert chunks.ready() is None
+    await chunks.abandon()
+    assert feed.cleaned_up
+    await body.aclose()  # the generator is no longer running: closing it is fine
+
+
+async def test_a_cancelled_task_cancels_the_resumed_read() -> None:
+    feed = Feed()
+    chunks = BodyChunks(feed.chunks())
+    assert chunks.ready() is None
+    task = asyncio.create_task(chunks.next())
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert feed.cleaned_up
+
+
+async def test_a_read_that_fails_in_ready_fails_the_next_read() -> None:
+    async def breaking() -> AsyncGenerator[bytes, None]:
+        yield b"a"
+        raise ConnectionResetError("peer closed")
+
+    chunks = BodyChunks(breaking())
+    assert await chunks.next() == b"a"
+    assert chunks.ready() is None  # what came before the break goes out first
+    with pytest.raises(ConnectionResetError, match="peer closed"):
+        await chunks.next()
