@@ -20,6 +20,9 @@ from typing import Any
 
 __all__ = ["BodyChunks"]
 
+_CHECKPOINTS = 16
+"""Bare yields `ready` passes through before it treats the read as waiting."""
+
 
 class BodyChunks:
     """`chunks` for one reader: `await next()`, `ready()`, and `abandon()` at the end."""
@@ -45,6 +48,13 @@ class BodyChunks:
         step = self._chunks.__anext__().__await__()
         try:
             yielded = step.send(None)
+            for _ in range(_CHECKPOINTS):
+                if yielded is not None:
+                    break
+                # A bare yield is a checkpoint (anyio's, in httpcore's clean-up
+                # at the end of a body), not a wait: carry on at once, so no
+                # read is ever left suspended half-way through a clean-up.
+                yielded = step.send(None)
         except StopIteration as done:
             chunk: bytes = done.value
             return chunk

@@ -263,9 +263,27 @@ async def _translate(
                 break
         if not translator.done:
             yield coalesce_deltas(events.finish())
+        else:
+            _finish_body(chunks)
     finally:
         watchdog.close()
         await chunks.abandon()
+
+
+def _finish_body(chunks: BodyChunks) -> None:
+    """Read what is left of a body that is already here, without waiting for more.
+
+    The terminal event usually comes just before the end of the HTTP body (the
+    chunked encoding's last chunk). Reading that too lets the connection go
+    back to the pool for the next request, instead of being closed as a
+    response abandoned half-read.
+    """
+    left = GATHER_BYTES
+    try:
+        while left > 0 and (chunk := chunks.ready()) is not None:
+            left -= len(chunk)
+    except StopAsyncIteration:
+        pass
 
 
 class _BodyEvents:

@@ -10,11 +10,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+from navagent.core.events import MessageComplete
+from navagent.core.messages import ChatRequest, UserMessage
 from navagent.gateway._chunks import BodyChunks
 from navagent.gateway._network import upstream_transport
+from navagent.gateway.routes import parse_routes
+from navagent.gateway.upstream import Upstream
 from tests.certs import make_pki
+from tests.gateway.provider_bodies import openai_text
 
-BODY = [b"data: one\n\n", b"data: two\n\n", b"data: [DONE]\n\n"]
+BODY = openai_text("one", "two")
 
 
 def chunked(parts: list[bytes]) -> bytes:
@@ -123,6 +128,39 @@ async def test_tls_verifies_the_provider(tmp_path: Path) -> None:
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await post(client, url)
     await provider.stop()
+
+
+async def test_streams_give_their_connection_back_to_the_pool() -> None:
+    # The terminal event comes before the body's last chunk: the stream must
+    # still read that, or every request would cost a new connection (and a
+    # pool of one would run dry).
+    provider = Provider()
+    port = await provider.start()
+    (route,) = parse_routes(
+        {
+            "routes": [
+                {
+                    "name": "p",
+                    "routing_hint": "agent",
+                    "endpoint": f"http://127.0.0.1:{port}/v1",
+                    "model": "m",
+                    "protocols": ["openai_chat_completions"],
+                    "api_key": "sk-test-pool-0123456789",
+                }
+            ]
+        },
+        source="test",
+    ).routes
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    async with httpx.AsyncClient(transport=upstream_transport(limits)) as client:
+        upstream = Upstream(client)
+        request = ChatRequest(messages=(UserMessage(content="hi"),))
+        for _ in range(20):
+            batches = [batch async for batch in upstream.stream(route, request)]
+            final = batches[-1][-1]
+            assert isinstance(final, MessageComplete) and final.message.content == "onetwo"
+    await provider.stop()
+    assert provider.connections == 1
 
 
 # --- BodyChunks ---------------------------------------------------------------
