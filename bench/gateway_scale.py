@@ -1,9 +1,12 @@
 """The gateway at scale: paced capacity, CPU per delta and per request, fair admission.
 
-Three processes, as in production: a provider (a minimal HTTP/1.1 server in
-its own process, OpenAI wire format), `nav gateway serve --workers N` routed
-to it, and this process as the client (several gRPC connections, so the
-kernel can spread them over the workers). The provider answers by path:
+Three kinds of process, as in production: a provider (a minimal HTTP/1.1
+server in its own process, OpenAI wire format), `nav gateway serve --workers N`
+routed to it, and clients (this process for the one-token requests; several
+client processes for the paced and firehose streams, since one Python process
+cannot start and read hundreds of streams without becoming the bottleneck;
+each uses several gRPC connections, so the kernel spreads them over the
+workers). Everything shares this machine's cores. The provider answers by path:
 
 - `/paced`: 200 deltas at 50 tokens/s, one delta per write, as a real model
   streams (one ticker writes the next delta of every open stream every 20 ms);
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -97,7 +101,7 @@ PROVIDER_SOURCE = textwrap.dedent(
                     writer.write(b"HTTP/1.1 200 OK\\r\\ncontent-length: %d\\r\\n\\r\\n%s"
                                  % (len(body), body))
                     continue
-                arrivals.append(time.time())
+                arrivals.append([time.time(), path.split("/")[1]])
                 if path.startswith("/paced"):
                     writer.write(HEAD)
                     paced[writer] = 0
@@ -195,9 +199,10 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def arrivals(provider_port: int) -> list[float]:
+def arrivals(provider_port: int, hint: str = "") -> list[float]:
+    """When requests (for `hint`, if given) reached the provider since the last call."""
     with urllib.request.urlopen(f"http://127.0.0.1:{provider_port}/stats", timeout=10) as page:
-        return list(json.loads(page.read()))
+        return [when for when, path in json.loads(page.read()) if not hint or path == hint]
 
 
 def request(hint: str) -> pb.ChatStreamRequest:
@@ -242,6 +247,61 @@ class Client:
             await channel.close()
 
 
+def _client_process(
+    address: str, hint: str, count: int, connections: int, start_at: float, out: Any
+) -> None:
+    """One client process: `count` calls at once, from `start_at` (wall clock)."""
+
+    async def run() -> list[tuple[float, int, str]]:
+        client = Client(address, connections)
+        try:
+            await asyncio.gather(*(one_stream(client.stub(), "one") for _ in range(connections)))
+            await asyncio.sleep(max(0.0, start_at - time.time()))
+            return await asyncio.gather(*(one_stream(client.stub(), hint) for _ in range(count)))
+        finally:
+            await client.close()
+
+    out.put(asyncio.run(run()))
+
+
+def split_calls(
+    address: str, hint: str, count: int, processes: int, connections: int
+) -> list[tuple[float, int, str]]:
+    """`count` concurrent calls from `processes` client processes starting together.
+
+    One Python process cannot start (and read) a thousand streams at once
+    without becoming the bottleneck itself: the calls then reach the gateway
+    over seconds, whatever the gateway does. Several processes, each with its
+    own connections, stand in for many agents.
+    """
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    start_at = time.time() + 3.0  # every process connected and warmed up by then
+    shares = [count // processes + (i < count % processes) for i in range(processes)]
+    workers = [
+        context.Process(
+            target=_client_process,
+            args=(address, hint, share, max(1, connections // processes), start_at, out),
+        )
+        for share in shares
+    ]
+    for worker in workers:
+        worker.start()
+    done = [row for _ in workers for row in out.get()]
+    for worker in workers:
+        worker.join()
+    return done
+
+
+def timed_split(
+    address: str, hint: str, count: int, processes: int, connections: int
+) -> tuple[list[tuple[float, int, str]], float]:
+    """`split_calls`, and the wall time from the common start to the last call's end."""
+    started = time.perf_counter() + 3.0
+    done = split_calls(address, hint, count, processes, connections)
+    return done, time.perf_counter() - started
+
+
 def p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -272,11 +332,12 @@ async def measure(address: str, gateway_pid: int, provider_port: int, args: Any)
         }
         arrivals(provider_port)
 
-        # Paced: every stream 200 deltas at 50/s.
-        cpu, wall = cpu_seconds(gateway_pid), time.perf_counter()
-        paced = (one_stream(client.stub(), "paced") for _ in range(args.paced))
-        done = await asyncio.gather(*paced)
-        wall, cpu = time.perf_counter() - wall, cpu_seconds(gateway_pid) - cpu
+        # Paced: every stream 200 deltas at 50/s, from several client processes.
+        cpu = cpu_seconds(gateway_pid)
+        done, wall = await asyncio.to_thread(
+            timed_split, address, "paced", args.paced, args.client_processes, args.connections
+        )
+        cpu = cpu_seconds(gateway_pid) - cpu
         firsts = [first for first, _, kind in done if kind == "message"]
         deltas = args.paced * DELTAS
         results["paced"] = {
@@ -292,13 +353,13 @@ async def measure(address: str, gateway_pid: int, provider_port: int, args: Any)
         }
         arrivals(provider_port)
 
-        # Firehose: all at once.
-        cpu, wall = cpu_seconds(gateway_pid), time.perf_counter()
-        done = await asyncio.gather(
-            *(one_stream(client.stub(), "firehose") for _ in range(args.firehose))
+        # Firehose: all at once, from several client processes.
+        cpu = cpu_seconds(gateway_pid)
+        done, wall = await asyncio.to_thread(
+            timed_split, address, "firehose", args.firehose, args.client_processes, args.connections
         )
-        wall, cpu = time.perf_counter() - wall, cpu_seconds(gateway_pid) - cpu
-        seen = sorted(arrivals(provider_port))
+        cpu = cpu_seconds(gateway_pid) - cpu
+        seen = sorted(arrivals(provider_port, "firehose"))
         results["firehose"] = {
             "streams": args.firehose,
             "errors": sum(kind != "message" for _, _, kind in done),
@@ -320,6 +381,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument(
+        "--client-processes",
+        type=int,
+        default=4,
+        help="client processes for the paced and firehose streams",
+    )
     parser.add_argument(
         "--nav",
         default=str(Path(sys.executable).with_name("nav")),

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 _ERROR_BODY_LIMIT = 64 * 1024
-GATHER_BYTES = 64 * 1024
+GATHER_BYTES = 16 * 1024
 """At most this much already-buffered body is merged into one batch, so one
 fast stream cannot hold the event loop for long."""
 MAX_EVENT_BYTES = 8 * 1024 * 1024
