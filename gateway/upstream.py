@@ -57,8 +57,10 @@ __all__ = [
 
 _ERROR_BODY_LIMIT = 64 * 1024
 GATHER_BYTES = 16 * 1024
-"""At most this much already-buffered body is merged into one batch, so one
-fast stream cannot hold the event loop for long."""
+"""Already-buffered body translated in one go before the stream lets the event
+loop run others: one fast stream cannot hold the loop for long."""
+BATCH_BYTES = 1024 * 1024
+"""At most this much body (about 10,000 SSE events) is merged into one batch."""
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest single SSE event accepted: far above any real one, and it bounds what
 one event can make the gateway hold (the decoder itself has no cap)."""
@@ -218,9 +220,10 @@ async def _translate(
     """Decode and translate a 200 body until the translator emits its terminal event.
 
     Yields one batch per wait for the network: the chunk that ended the wait
-    and every chunk already buffered behind it (up to `GATHER_BYTES`), so a
-    provider writing faster than the client reads costs merged deltas, not a
-    message per token. Each wait runs under a deadline (first content, then
+    and every chunk already buffered behind it (up to `BATCH_BYTES`, taken
+    `GATHER_BYTES` at a time with the loop free in between), so a provider
+    writing faster than the client reads costs merged deltas, not a message
+    per token. Each wait runs under a deadline (first content, then
     content progress); no wait spans a yield, so a slow client is never
     blamed on the provider.
     """
@@ -248,6 +251,11 @@ async def _translate(
                 raise UpstreamFailure(failure) from None
             batch = events.absorb(chunk)
             ended = events.gather(chunks, batch)
+            for _ in range(BATCH_BYTES // GATHER_BYTES - 1):
+                if ended is not None:
+                    break
+                await asyncio.sleep(0)  # more is buffered: let other streams run first
+                ended = events.gather(chunks, batch)
             if translator.progress != progress:
                 progress = translator.progress
                 deadline, expired = loop.time() + timeouts.idle_s, idle_error
@@ -313,10 +321,16 @@ class _BodyEvents:
             )
         return batch
 
-    def gather(self, chunks: BodyChunks, batch: list[StreamEvent]) -> bool:
-        """Add the chunks already buffered (up to `GATHER_BYTES`); True at the body's end."""
+    def gather(self, chunks: BodyChunks, batch: list[StreamEvent]) -> bool | None:
+        """Add chunks already buffered, up to `GATHER_BYTES`.
+
+        Returns True at the body's end, False when nothing more is buffered
+        (or the translator is done), None when the slice is full and more may be.
+        """
         gathered = 0
-        while not self._translator.done and gathered < GATHER_BYTES:
+        while not self._translator.done:
+            if gathered >= GATHER_BYTES:
+                return None
             try:
                 chunk = chunks.ready()
             except StopAsyncIteration:
