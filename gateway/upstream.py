@@ -59,8 +59,8 @@ _ERROR_BODY_LIMIT = 64 * 1024
 GATHER_BYTES = 16 * 1024
 """Already-buffered body translated in one go before the stream lets the event
 loop run others: one fast stream cannot hold the loop for long."""
-BATCH_BYTES = 1024 * 1024
-"""At most this much body (about 10,000 SSE events) is merged into one batch."""
+BATCH_BYTES = 256 * 1024
+"""At most this much body (a few thousand SSE events) is merged into one batch."""
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest single SSE event accepted: far above any real one, and it bounds what
 one event can make the gateway hold (the decoder itself has no cap)."""

@@ -22,6 +22,7 @@ import httpx
 from navagent.cli.scenarios._matching import RequestShape, parse_body
 from navagent.cli.scenarios._model import Provider
 from navagent.core.chat_client import GrpcChatClient
+from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
@@ -112,7 +113,10 @@ class ProviderStack:
         return self._client
 
     async def __aenter__(self) -> Self:
-        self._http = httpx.AsyncClient(event_hooks={"request": [self.requests.hook]})
+        self._http = httpx.AsyncClient(
+            transport=upstream_transport(httpx.Limits()),  # the gateway's own transport
+            event_hooks={"request": [self.requests.hook]},
+        )
         settings = GatewaySettings.loopback()
         self._gateway = Gateway(settings, self._table, http_client=self._http)
         await self._gateway.start()
