@@ -7,13 +7,14 @@ import ssl
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
+import httpcore
 import httpx
 import pytest
 
 from navagent.core.events import MessageComplete
 from navagent.core.messages import ChatRequest, UserMessage
 from navagent.gateway._chunks import BodyChunks
-from navagent.gateway._network import upstream_transport
+from navagent.gateway._network import AsyncioNetworkBackend, LinearPool, upstream_transport
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.upstream import Upstream
 from tests.certs import make_pki
@@ -161,6 +162,38 @@ async def test_streams_give_their_connection_back_to_the_pool() -> None:
             assert isinstance(final, MessageComplete) and final.message.content == "onetwo"
     await provider.stop()
     assert provider.connections == 1
+
+
+async def read_all(pool: httpcore.AsyncConnectionPool, url: str) -> bytes:
+    async with pool.stream("POST", url, content=b"{}") as response:
+        return b"".join([chunk async for chunk in response.aiter_stream()])
+
+
+async def test_the_pool_keeps_at_most_max_keepalive_idle_connections() -> None:
+    provider = Provider()
+    port = await provider.start()
+    url = f"http://127.0.0.1:{port}/v1"
+    async with LinearPool(
+        max_connections=10, max_keepalive_connections=2, network_backend=AsyncioNetworkBackend()
+    ) as pool:
+        bodies = await asyncio.gather(*(read_all(pool, url) for _ in range(5)))
+        assert bodies == [b"".join(BODY)] * 5
+        assert provider.connections == 5
+        assert len(pool.connections) == 2 and all(c.is_idle() for c in pool.connections)
+        await read_all(pool, url)  # an idle one is reused
+        assert provider.connections == 5
+    await provider.stop()
+
+
+async def test_queued_requests_wait_for_a_connection_of_a_full_pool() -> None:
+    provider = Provider()
+    port = await provider.start()
+    url = f"http://127.0.0.1:{port}/v1"
+    async with LinearPool(max_connections=2, network_backend=AsyncioNetworkBackend()) as pool:
+        bodies = await asyncio.gather(*(read_all(pool, url) for _ in range(8)))
+        assert bodies == [b"".join(BODY)] * 8
+    await provider.stop()
+    assert provider.connections == 2
 
 
 # --- BodyChunks ---------------------------------------------------------------
