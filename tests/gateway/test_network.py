@@ -196,6 +196,27 @@ async def test_queued_requests_wait_for_a_connection_of_a_full_pool() -> None:
     assert provider.connections == 2
 
 
+ON_UVLOOP = {
+    "stream-and-reuse": test_streams_a_body_and_reuses_the_connection,
+    "closed-not-reused": test_a_connection_the_provider_closed_is_not_reused,
+    "refused": test_a_refused_connection_is_a_connect_error,
+    "back-to-the-pool": test_streams_give_their_connection_back_to_the_pool,
+    "keepalive-limit": test_the_pool_keeps_at_most_max_keepalive_idle_connections,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ON_UVLOOP))
+def test_the_transport_on_uvloop(case: str) -> None:
+    # The gateway runs on uvloop when it is installed (gateway/_loop.py).
+    uvloop = pytest.importorskip("uvloop")
+    uvloop.run(ON_UVLOOP[case]())
+
+
+def test_tls_on_uvloop(tmp_path: Path) -> None:
+    uvloop = pytest.importorskip("uvloop")
+    uvloop.run(test_tls_verifies_the_provider(tmp_path))
+
+
 # --- BodyChunks ---------------------------------------------------------------
 
 
