@@ -159,7 +159,7 @@ class Upstream:
     async def stream(
         self, route: Route, request: ChatRequest, *, first_content_by: float | None = None
     ) -> AsyncGenerator[list[StreamEvent], None]:
-        """Yield the neutral events of one attempt, one non-empty batch per network read.
+        """Yield the neutral events of one attempt in non-empty batches, one per network wait.
 
         Adjacent deltas within a batch are merged (`coalesce_deltas`); the last
         event of the last batch is terminal.
@@ -235,7 +235,6 @@ async def _translate(
     idle_error = timeouts.idle_error()
     streaming = False  # True once content arrived: then `deadline` is the idle deadline
     watchdog = _Watchdog(loop)
-
     try:
         while not translator.done:
             # A silent socket fails after idle_s in either phase (what httpx's

@@ -15,7 +15,7 @@ from navagent.core.events import (
     ToolCallStart,
     TurnEnd,
 )
-from navagent.gateway.coalesce import coalesce_deltas
+from navagent.gateway.coalesce import coalesce_deltas, split_long_deltas
 
 events = st.lists(
     st.one_of(
@@ -69,3 +69,31 @@ def test_runs_split_by_another_event_stay_apart() -> None:
         TextDelta(text="c"),
         error,
     ]
+
+
+def _text(events: list[StreamEvent], kind: type) -> str:
+    deltas = (TextDelta, ThinkingDelta, RefusalDelta)
+    return "".join(e.text for e in events if isinstance(e, deltas) and type(e) is kind)
+
+
+@given(batch=events, limit=st.integers(1, 6))
+@settings(max_examples=300)
+def test_split_long_deltas_fits_every_delta_and_keeps_the_text(
+    batch: list[StreamEvent], limit: int
+) -> None:
+    merged = coalesce_deltas(batch)
+    fitted = split_long_deltas(merged, limit)
+    deltas = (TextDelta, ThinkingDelta, RefusalDelta)
+    assert all(len(e.text) <= limit for e in fitted if isinstance(e, deltas))
+    for kind in deltas:
+        assert _text(fitted, kind) == _text(merged, kind)
+    # Everything else is untouched and in order.
+    assert [e for e in fitted if not isinstance(e, deltas)] == [
+        e for e in merged if not isinstance(e, deltas)
+    ]
+
+
+def test_split_long_deltas_returns_a_batch_that_fits_as_it_is() -> None:
+    batch: list[StreamEvent] = [TextDelta(text="abc"), TurnEnd(finish_reason="stop")]
+    assert split_long_deltas(batch, 3) is batch
+    assert split_long_deltas(batch, 2)[:2] == [TextDelta(text="ab"), TextDelta(text="c")]
