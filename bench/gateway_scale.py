@@ -266,8 +266,9 @@ def _client_process(
 
 def split_calls(
     address: str, hint: str, count: int, processes: int, connections: int
-) -> list[tuple[float, int, str]]:
-    """`count` concurrent calls from `processes` client processes starting together.
+) -> tuple[list[tuple[float, int, str]], float]:
+    """`count` concurrent calls from `processes` client processes starting together,
+    and the wall time from their common start to the last call's end.
 
     One Python process cannot start (and read) a thousand streams at once
     without becoming the bottleneck itself: the calls then reach the gateway
@@ -288,18 +289,10 @@ def split_calls(
     for worker in workers:
         worker.start()
     done = [row for _ in workers for row in out.get()]
+    wall = time.time() - start_at
     for worker in workers:
         worker.join()
-    return done
-
-
-def timed_split(
-    address: str, hint: str, count: int, processes: int, connections: int
-) -> tuple[list[tuple[float, int, str]], float]:
-    """`split_calls`, and the wall time from the common start to the last call's end."""
-    started = time.perf_counter() + 3.0
-    done = split_calls(address, hint, count, processes, connections)
-    return done, time.perf_counter() - started
+    return done, wall
 
 
 def p(values: list[float], q: float) -> float:
@@ -335,7 +328,7 @@ async def measure(address: str, gateway_pid: int, provider_port: int, args: Any)
         # Paced: every stream 200 deltas at 50/s, from several client processes.
         cpu = cpu_seconds(gateway_pid)
         done, wall = await asyncio.to_thread(
-            timed_split, address, "paced", args.paced, args.client_processes, args.connections
+            split_calls, address, "paced", args.paced, args.client_processes, args.connections
         )
         cpu = cpu_seconds(gateway_pid) - cpu
         firsts = [first for first, _, kind in done if kind == "message"]
@@ -356,7 +349,7 @@ async def measure(address: str, gateway_pid: int, provider_port: int, args: Any)
         # Firehose: all at once, from several client processes.
         cpu = cpu_seconds(gateway_pid)
         done, wall = await asyncio.to_thread(
-            timed_split, address, "firehose", args.firehose, args.client_processes, args.connections
+            split_calls, address, "firehose", args.firehose, args.client_processes, args.connections
         )
         cpu = cpu_seconds(gateway_pid) - cpu
         seen = sorted(arrivals(provider_port, "firehose"))

@@ -21,7 +21,7 @@ import asyncio
 import socket
 import ssl
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import httpcore
@@ -289,22 +289,13 @@ class AsyncioNetworkBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[_SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        connection = _Connection(self._max_buffered)
-        try:
-            async with asyncio.timeout(timeout):
-                transport, _ = await loop.create_connection(
-                    lambda: connection,
-                    host,
-                    port,
-                    local_addr=(local_address, 0) if local_address else None,
-                )
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"timed out connecting to {host}:{port}") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(_describe(exc)) from None
-        _apply(transport, socket_options)
-        return _Stream(transport, connection)
+        local = (local_address, 0) if local_address else None
+        return await self._open(
+            lambda loop, factory: loop.create_connection(factory, host, port, local_addr=local),
+            f"{host}:{port}",
+            timeout,
+            socket_options,
+        )
 
     async def connect_unix_socket(
         self,
@@ -312,17 +303,35 @@ class AsyncioNetworkBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable[_SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
+        return await self._open(
+            lambda loop, factory: loop.create_unix_connection(factory, path),
+            path,
+            timeout,
+            socket_options,
+        )
+
+    async def _open(
+        self,
+        connect: Callable[
+            [asyncio.AbstractEventLoop, Callable[[], _Connection]],
+            Awaitable[tuple[asyncio.BaseTransport, Any]],
+        ],
+        where: str,
+        timeout: float | None,
+        socket_options: Iterable[_SocketOption] | None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Connect with `connect`, mapping failures to httpcore's connect errors."""
         connection = _Connection(self._max_buffered)
         try:
             async with asyncio.timeout(timeout):
-                transport, _ = await loop.create_unix_connection(lambda: connection, path)
+                transport, _ = await connect(asyncio.get_running_loop(), lambda: connection)
         except TimeoutError:
-            raise httpcore.ConnectTimeout(f"timed out connecting to {path}") from None
+            raise httpcore.ConnectTimeout(f"timed out connecting to {where}") from None
         except OSError as exc:
             raise httpcore.ConnectError(_describe(exc)) from None
-        _apply(transport, socket_options)
-        return _Stream(transport, connection)
+        stream_transport: asyncio.Transport = transport  # type: ignore[assignment]
+        _apply(stream_transport, socket_options)
+        return _Stream(stream_transport, connection)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)

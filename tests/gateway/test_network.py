@@ -295,3 +295,23 @@ async def test_a_read_that_fails_in_ready_fails_the_next_read() -> None:
     assert chunks.ready() is None  # what came before the break goes out first
     with pytest.raises(ConnectionResetError, match="peer closed"):
         await chunks.next()
+
+
+async def test_unix_socket_connections_carry_bytes_both_ways(tmp_path: Path) -> None:
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(await reader.readexactly(5))
+        await writer.drain()
+        writer.close()
+
+    path = str(tmp_path / "provider.sock")
+    server = await asyncio.start_unix_server(echo, path)
+    backend = AsyncioNetworkBackend()
+    stream = await backend.connect_unix_socket(path, timeout=5)
+    await stream.write(b"hello")
+    assert await stream.read(64) == b"hello"
+    assert await stream.read(64) == b""  # the server closed: end of stream
+    await stream.aclose()
+    server.close()
+    await server.wait_closed()
+    with pytest.raises(httpcore.ConnectError):
+        await backend.connect_unix_socket(str(tmp_path / "nobody.sock"), timeout=5)
