@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from navagent.cli.scenarios import PROVIDERS, discover_scenarios, plan_replays, replay_all
+from navagent.fixtures.harness import PROVIDERS, discover_scenarios, plan_replays, replay_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_S = 30.0

@@ -41,6 +41,7 @@ from navagent.core.events import (
     ToolCallStart,
     TurnEnd,
     Usage,
+    format_usage,
 )
 from navagent.core.messages import (
     AssistantMessage,
@@ -80,25 +81,6 @@ _STREAM_OF: dict[str, _Stream] = {
 }
 REFUSAL_STYLE = "yellow"
 """A refusal goes to stdout like an answer, but never looks like one."""
-
-
-def format_usage(usage: Usage) -> str:
-    """Token counts in one line: `1,200 tokens in (1,024 cached) · 30 out`.
-
-    The cache and reasoning counts are parts of the totals (see `Usage`), shown
-    only when there are any.
-    """
-    cache = [
-        f"{count:,} {label}"
-        for count, label in (
-            (usage.cache_read_tokens, "cached"),
-            (usage.cache_write_tokens, "written to cache"),
-        )
-        if count
-    ]
-    inputs = f"{usage.input_tokens:,} tokens in" + (f" ({', '.join(cache)})" if cache else "")
-    reasoning = f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else ""
-    return f"{inputs} · {usage.output_tokens:,} out{reasoning}"
 
 
 def format_arguments(call: ToolCall) -> str:

@@ -1,6 +1,6 @@
 """`nav scenario list|replay|record`: the replay harness on the command line.
 
-Wiring only: the work is in `navagent.cli.scenarios`, imported inside each
+Wiring only: the work is in `navagent.fixtures.harness`, imported inside each
 command so `nav --help` stays fast. Exit status: 0 all good, 1 a replay or
 recording failed, 2 the scenarios or options are unusable.
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from navagent.cli.scenarios import Provider, ReplayResult, Scenario
+    from navagent.fixtures.harness import Provider, ReplayResult, Scenario
 
 __all__ = ["ProviderChoice", "scenario_app"]
 
@@ -76,7 +76,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _load(paths: list[Path] | None) -> list[Scenario]:
-    from navagent.cli.scenarios import ScenarioError, discover_scenarios
+    from navagent.fixtures.harness import ScenarioError, discover_scenarios
 
     try:
         return discover_scenarios(paths or [Path("scenarios")])
@@ -85,7 +85,7 @@ def _load(paths: list[Path] | None) -> list[Scenario]:
 
 
 def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
-    from navagent.cli.scenarios import default_cassette_dir
+    from navagent.fixtures.harness import default_cassette_dir
 
     return override if override is not None else default_cassette_dir(scenario)
 
@@ -93,7 +93,7 @@ def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
 @scenario_app.command("list")
 def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = None) -> None:
     """Show each scenario's id, turns, cassettes and description."""
-    from navagent.cli.scenarios import PROVIDERS, cassette_path
+    from navagent.fixtures.harness import PROVIDERS, cassette_path
 
     scenarios = _load(paths)
     width = max(len(scenario.id) for scenario in scenarios)
@@ -134,7 +134,7 @@ def replay(
     with the provider's responses played from the cassette and nav-sim as the
     cluster. No network, no keys.
     """
-    from navagent.cli.scenarios import ClusterError, plan_replays, replay_all
+    from navagent.fixtures.harness import ClusterError, plan_replays, replay_all
 
     scenarios = _load(paths)
     jobs = [
@@ -166,7 +166,7 @@ def replay(
 
 
 def _find_scenario(name: str) -> Scenario:
-    from navagent.cli.scenarios import ScenarioError, load_scenario
+    from navagent.fixtures.harness import ScenarioError, load_scenario
 
     path = Path(name)
     if not path.suffix:
@@ -212,7 +212,7 @@ def record(
     runs in CI. Auth headers are dropped and the written file is checked for
     anything that looks like a key.
     """
-    from navagent.cli.scenarios import (
+    from navagent.fixtures.harness import (
         RecordError,
         RecordTarget,
         real_target,

@@ -28,6 +28,7 @@ __all__ = [
     "ToolCallStart",
     "TurnEnd",
     "Usage",
+    "format_usage",
     "is_terminal",
 ]
 
@@ -114,6 +115,25 @@ class Usage(FrozenModel):
             output_tokens=self.output_tokens + other.output_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
+
+
+def format_usage(usage: Usage) -> str:
+    """Token counts in one line: `1,200 tokens in (1,024 cached) · 30 out`.
+
+    The cache and reasoning counts are parts of the totals (see `Usage`), shown
+    only when there are any.
+    """
+    cache = [
+        f"{count:,} {label}"
+        for count, label in (
+            (usage.cache_read_tokens, "cached"),
+            (usage.cache_write_tokens, "written to cache"),
+        )
+        if count
+    ]
+    inputs = f"{usage.input_tokens:,} tokens in" + (f" ({', '.join(cache)})" if cache else "")
+    reasoning = f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else ""
+    return f"{inputs} · {usage.output_tokens:,} out{reasoning}"
 
 
 class TurnEnd(FrozenModel):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from navagent.cli.scenarios import PROVIDERS, SimulatedCluster
+from navagent.fixtures.harness import PROVIDERS, SimulatedCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"

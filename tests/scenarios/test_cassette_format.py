@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from vcr.request import Request
 
-from navagent.cli.scenarios import RequestShape, _serializer, compare_requests, load_cassette
-from navagent.cli.scenarios._cassette import _keep_response_headers, _request_filter
-from navagent.cli.scenarios._matching import json_body_matcher, json_changes, unified_json_diff
+from navagent.fixtures.harness import RequestShape, _serializer, compare_requests, load_cassette
+from navagent.fixtures.harness._cassette import _keep_response_headers, _request_filter
+from navagent.fixtures.harness._matching import json_body_matcher, json_changes, unified_json_diff
 from tests.scenarios.conftest import CASSETTES
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from navagent.cli.scenarios import ClusterError, ScenarioError, SimulatedCluster, parse_scenario
-from navagent.cli.scenarios._model import ClusterSpec, SandboxSpec
+from navagent.fixtures.harness import ClusterError, ScenarioError, SimulatedCluster, parse_scenario
+from navagent.fixtures.harness._model import ClusterSpec, SandboxSpec
 
 
 def names(state: dict[str, Any], cluster: str = "demo") -> list[str]:
@@ -119,7 +119,7 @@ def test_the_callers_nav_sim_settings_do_not_leak_in(
 async def test_a_nav_sim_that_cannot_run_fails_the_replay_with_the_reason(
     copy_case, tmp_path: Path
 ) -> None:
-    from navagent.cli.scenarios import load_scenario, replay_scenario
+    from navagent.fixtures.harness import load_scenario, replay_scenario
 
     folder = copy_case("providers", providers=("openai",))
     broken = SimulatedCluster(binary=tmp_path / "no-nav-sim")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from navagent.cli.scenarios import (
+from navagent.fixtures.harness import (
     SimulatedCluster,
     load_scenario,
     replay_scenario,

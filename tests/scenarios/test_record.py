@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from navagent.cli.scenarios import (
+from navagent.fixtures.harness import (
     RecordError,
     SimulatedCluster,
     load_cassette,

@@ -11,7 +11,12 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.matchers import path_type
 
-from navagent.cli.scenarios import PROVIDERS, SimulatedCluster, discover_scenarios, replay_scenario
+from navagent.fixtures.harness import (
+    PROVIDERS,
+    SimulatedCluster,
+    discover_scenarios,
+    replay_scenario,
+)
 from tests.scenarios.conftest import SCENARIOS
 
 ALL = discover_scenarios([SCENARIOS])

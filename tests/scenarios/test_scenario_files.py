@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from navagent.cli.scenarios import (
+from navagent.core.tools import TOOLS_BY_NAME
+from navagent.fixtures.harness import (
     Scenario,
     ScenarioError,
     discover_scenarios,
     load_scenario,
     parse_scenario,
 )
-from navagent.core.tools import TOOLS_BY_NAME
 from tests.scenarios.conftest import SCENARIOS
 
 VALID = """\
