@@ -157,13 +157,14 @@ def record_finished(facts: StreamFacts, *, admitted: bool) -> None:
         counters.get(kind, UPSTREAM_FAILOVERS).labels(attempt_route, status).inc()
 
 
-def multiprocess_directory() -> Path:
+def multiprocess_directory(parent: Path | None = None) -> Path:
     """A fresh directory for the workers' values; set as `PROMETHEUS_MULTIPROC_DIR`.
 
     The supervisor calls this before starting any worker: prometheus-client
-    picks its value store when a worker first imports it.
+    picks its value store when a worker first imports it. `parent` is the
+    gateway's state folder, removed by a later gateway if this one dies.
     """
-    directory = Path(tempfile.mkdtemp(prefix="nav-gateway-metrics-"))
+    directory = Path(tempfile.mkdtemp(prefix="nav-gateway-metrics-", dir=parent))
     os.environ[MULTIPROC_ENV] = str(directory)
     return directory
 
