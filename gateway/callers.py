@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT
+from navagent.gateway import metrics
 from navagent.gateway._config_file import nearest_key, read_yaml_file
 from navagent.gateway._slots import GATEWAY, WorkerSlots
 
@@ -343,7 +344,7 @@ def admit_caller(hint: str, slots: WorkerSlots) -> CallerLease:
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"caller {caller.name!r} is serving its limit of {limit} concurrent streams; "
             "retry shortly",
-            "rejected",
+            "caller_limit",
         )
     return CallerLease(slots, counter)
 
@@ -406,6 +407,7 @@ def _rejecting(handler: _Handler) -> _Handler:
     """A handler of the same shape as `handler` that answers UNAUTHENTICATED."""
 
     async def deny(_request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        metrics.record_refused("unauthenticated")
         await context.abort(
             grpc.StatusCode.UNAUTHENTICATED,
             "missing or invalid bearer token (send metadata `authorization: Bearer <token>`)",
