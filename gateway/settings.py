@@ -215,7 +215,11 @@ def usable_cpus() -> int:
     return max(1, cpus)
 
 
-def _cgroup_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+def _cgroup_quota() -> float | None:
+    return _read_quota(Path("/sys/fs/cgroup"))
+
+
+def _read_quota(root: Path) -> float | None:
     """CPUs allowed by the cgroup quota (v2 `cpu.max`, v1 `cfs_quota_us`); None if unlimited."""
     try:
         quota, _, period = (root / "cpu.max").read_text(encoding="ascii").partition(" ")
