@@ -57,6 +57,8 @@ __all__ = ["SERVICE_NAME", "ChatService", "StreamLimits", "chat_rpc_handler"]
 
 SERVICE_NAME = "navigator.chat.v1.Chat"
 _MAX_STATUS_CHARS = 1024
+_LAST_WRITE_S = 2.0
+"""How long a stream's last `error` event may wait for a write still pending in gRPC."""
 _BARE = re.compile(r"[A-Za-z0-9._:/#@+-]{1,80}")
 
 log = logging.getLogger("navagent.gateway")
@@ -326,18 +328,26 @@ class ChatService:
         """End a stream that has no terminal event yet with `error`."""
         if stream_log.outcome is not None:
             return
-        try:
-            await context.write(event_to_proto(StreamError(error=error)))
-        except Exception:
-            if context.cancelled():  # the client is gone: there is no one left to tell
-                stream_log.settle("cancelled")
+        message = event_to_proto(StreamError(error=error))
+        deadline = time.monotonic() + _LAST_WRITE_S
+        while True:
+            try:
+                await context.write(message)
+                break
+            except Exception:
+                if context.cancelled():  # the client is gone: there is no one left to tell
+                    stream_log.settle("cancelled")
+                    return
+                if time.monotonic() < deadline:
+                    # A shutdown's cancellation that landed inside a write leaves that
+                    # write pending in gRPC's core (TOO_MANY_OPERATIONS) until it is sent.
+                    await asyncio.sleep(0.01)
+                    continue
+                # Still not writable: end with a status, never an empty OK.
+                stream_log.settle(f"error:{error.code}")
+                code = grpc.StatusCode.UNAVAILABLE if error.retryable else grpc.StatusCode.INTERNAL
+                await _abort(context, code, error.message)
                 return
-            # The client is there but the write failed (a shutdown's cancellation that
-            # landed inside gRPC's own write): end with a status, never an empty OK.
-            stream_log.settle(f"error:{error.code}")
-            code = grpc.StatusCode.UNAVAILABLE if error.retryable else grpc.StatusCode.INTERNAL
-            await _abort(context, code, error.message)
-            return
         stream_log.settle(f"error:{error.code}")
 
     async def _serve(
