@@ -353,7 +353,9 @@ class Supervisor:
         if serving == self._serving:
             return
         self._serving = serving
-        if serving:
+        if self._starting:
+            pass  # the ready line says it
+        elif serving:
             log.info("all %d workers serving: health says SERVING", self.workers)
         else:
             log.warning(
