@@ -25,6 +25,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 __all__ = [
@@ -104,38 +105,37 @@ class StateFolder:
 
 
 def sweep(root: Path) -> list[Path]:
-    """Remove the folders under `root` whose gateway is gone (their lock is free)."""
+    """Remove the folders under `root` whose gateway is gone (their lock is free).
+
+    A folder without a lock file is one being made right now, or one whose
+    lock went with a partial clean-up: removed once it is a minute old.
+    """
     removed = []
     for folder in root.iterdir() if root.is_dir() else ():
-        if not folder.is_dir():
-            continue
-        try:
-            fd = os.open(folder / _LOCK_NAME, os.O_RDWR)
-        except FileNotFoundError:
-            fd = None  # a folder in the making, or one whose lock went: judged by age
-            with contextlib.suppress(OSError):
-                if folder.stat().st_mtime > _now() - 60:
-                    continue
-        except OSError:
-            continue
-        try:
-            if fd is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    continue  # its gateway is running
+        if folder.is_dir() and _abandoned(folder):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
-        finally:
-            if fd is not None:
-                os.close(fd)
     return removed
 
 
-def _now() -> float:
-    import time
-
-    return time.time()
+def _abandoned(folder: Path) -> bool:
+    try:
+        fd = os.open(folder / _LOCK_NAME, os.O_RDWR)
+    except FileNotFoundError:
+        try:
+            return folder.stat().st_mtime < time.time() - 60
+        except OSError:
+            return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A lock made a moment ago may not be taken yet by its starting gateway.
+        return os.fstat(fd).st_mtime < time.time() - 2
+    except OSError:
+        return False  # its gateway is running
+    finally:
+        os.close(fd)  # closing also lets our probe lock go
 
 
 def _root() -> Path:
