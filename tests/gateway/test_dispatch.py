@@ -307,11 +307,21 @@ async def test_mid_stream_error_before_content_is_retried() -> None:
 
 
 async def test_truncated_stream_after_content_is_an_error_not_a_success() -> None:
-    provider = Provider(a=[stream(openai_text("cut", "off", done=False))])
+    # The role chunk and the text, no finish reason.
+    provider = Provider(a=[stream(openai_text("cut", "off", done=False)[:3])])
     events = await Harness(table(route("a")), provider).run()
     assert isinstance(events[-1], StreamError)
     assert "[DONE]" in events[-1].error.message
     assert not any(isinstance(e, MessageComplete) for e in events)
+
+
+async def test_stream_closed_after_its_finish_reason_without_done_is_complete() -> None:
+    # Issue 23: TGI 2.0 ends every stream after the finish chunk, with no [DONE].
+    provider = Provider(a=[stream(openai_text("all", " there", done=False)[:4])])
+    events = await Harness(table(route("a")), provider).run()
+    assert isinstance(events[-1], MessageComplete), events[-1]
+    assert events[-1].message.content == "all there"
+    assert len(provider.requests) == 1
 
 
 async def test_connection_reset_mid_stream_is_an_error() -> None:
