@@ -33,7 +33,7 @@ class ThinkTagSplitter:
     def feed(self, text: str) -> list[tuple[bool, str]]:
         """Split one content piece; may return nothing while a tag is undecided."""
         if self._state == _TEXT:
-            return [(False, text)]
+            return [(False, text)] if text else []
         text, self._held = self._held + text, ""
         if self._state == _START:
             stripped = text.lstrip()

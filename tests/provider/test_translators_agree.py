@@ -112,7 +112,7 @@ def test_anthropic_thinking_survives_a_tool_round_trip() -> None:
     first = ChatRequest(messages=(UserMessage(content="list my sandboxes"),), tools=TOOLS)
     reply, _, message = round_trip("anthropic", first, model="sim-thinking")
     assert message.thinking and message.thinking[0].text == reply.script.thinking_text
-    assert message.thinking[0].signature == reply.script.signature
+    assert payload_of(message.thinking[0]) == {"signature": reply.script.signature}
     # The follow-up replays the signed block; the simulator rejects it otherwise.
     follow_up = ChatRequest(
         messages=(
