@@ -16,17 +16,13 @@ from navagent.core.events import (
     TurnEnd,
     is_terminal,
 )
+from navagent.core.wire_formats import wire_format
 from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.sse import SSEDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "fixtures" / "sse"
-PROTOCOL_OF = {
-    "openai": "openai_chat_completions",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic_messages",
-}
 FAKE_KEY = "sk-test-FAKE-0000-not-a-real-key"
 
 
@@ -56,7 +52,8 @@ def translate(
     if isinstance(chunks, bytes):
         chunks = [chunks]
     decoder = SSEDecoder()
-    translator = PROTOCOLS[PROTOCOL_OF[provider]].new_translator(origin=origin, options=options)
+    protocol = PROTOCOLS[wire_format(provider).protocol]
+    translator = protocol.new_translator(origin=origin, options=options)
     events: list[StreamEvent] = []
     for chunk in chunks:
         for sse in decoder.feed(chunk):
