@@ -16,7 +16,11 @@ finished `AssistantMessage` looks like:
   once; compatible servers that repeat them do not get them doubled);
 - arguments are the concatenated fragments, and no or empty arguments are
   `"{}"`; a call the provider never named is an error, reported by
-  `message()`.
+  `message()`;
+- thinking parts are in order of first appearance, each with its text and
+  an opaque provider payload that only the translator shapes (signatures,
+  encrypted reasoning, `reasoning_details`); every part is stamped with the
+  route's origin, so only that route's request builder reads the payload.
 """
 
 from __future__ import annotations
