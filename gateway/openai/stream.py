@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
 from navagent.core.events import ChatError, FinishReason, StreamEvent, Usage
@@ -67,6 +67,24 @@ _REASONING = "reasoning"
 """Accumulator key of the message's one thinking part (every reasoning field joins it)."""
 _JOINED_DETAIL_FIELDS = frozenset({"text", "summary"})
 """`reasoning_details` fields that stream in pieces; every other field arrives whole."""
+
+
+# The C scanner `json.loads` uses; typeshed does not declare the attribute.
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _parse_json(data: str) -> Any:
+    """`json.loads(data)`, a quarter faster on the usual compact chunk.
+
+    The scanner alone parses one value from the start and skips the checks
+    for surrounding whitespace; anything else (whitespace, trailing data,
+    invalid JSON) goes to `json.loads`, which decides and words the error.
+    """
+    try:
+        value, end = _scan_json(data, 0)
+    except (StopIteration, ValueError):
+        return json.loads(data)
+    return value if end == len(data) else json.loads(data)
 
 
 def error_from_response(status: int, body: bytes) -> ChatError:
@@ -108,7 +126,7 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         if data.startswith("[DONE]"):
             return self._complete()
         try:
-            chunk = json.loads(data)
+            chunk = _parse_json(data)
         except ValueError as exc:
             return self._invalid_json("event data", data, exc)
         if type(chunk) is not dict:
@@ -133,76 +151,74 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         for choice in choices:
             if type(choice) is not dict:
                 return "chunk.choices[] entry is not an object"
-            if choice.get("index", 0) == 0:
-                problem = self._choice(choice, events)
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta")
+            if delta:
+                if type(delta) is not dict:
+                    return "choices[0].delta is not an object"
+                problem = self._delta(delta, events)
                 if problem:
                     return problem
-        return ""
-
-    def _choice(self, choice: dict[str, Any], events: list[StreamEvent]) -> str:
-        """Apply one choice-0 entry; return a problem description or ""."""
-        delta = choice.get("delta")
-        if delta:
-            if type(delta) is not dict:
-                return "choices[0].delta is not an object"
-            problem = self._delta(delta, events)
-            if problem:
-                return problem
-        finish_reason = choice.get("finish_reason")
-        if finish_reason:
-            if type(finish_reason) is not str:
-                return "choices[0].finish_reason is not a string"
-            self._finish_reason = finish_reason
+            finish_reason = choice.get("finish_reason")
+            if finish_reason:
+                if type(finish_reason) is not str:
+                    return "choices[0].finish_reason is not a string"
+                self._finish_reason = finish_reason
         return ""
 
     def _delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> str:
+        """Apply one choice-0 delta; return a problem description or "".
+
+        Plain text and reasoning, one per delta on long streams, take the short
+        way; the rest is in helpers.
+        """
         content = delta.get("content")
         if content:
-            if type(content) is str:
-                self._content(content, events)
-            elif type(content) is list:
-                problem = self._content_blocks(content, events)
+            if type(content) is str and self._think_tags is None:
+                events.append(self._parts.text(content))
+            else:
+                problem = self._content(content, events)
                 if problem:
                     return problem
-            else:
-                return "choices[0].delta.content is not a string or a list of content blocks"
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            if type(reasoning) is not str:
+                field = "reasoning_content" if delta.get("reasoning_content") else "reasoning"
+                return f"choices[0].delta.{field} is not a string"
+            event = self._parts.thinking(_REASONING, reasoning)
+            if event is not None:
+                events.append(event)
         refusal = delta.get("refusal")
         if refusal:
             if type(refusal) is not str:
                 return "choices[0].delta.refusal is not a string"
             events.append(self._parts.refusal(refusal))
-        problem = self._reasoning(delta, events)
-        if problem:
-            return problem
+        details = delta.get("reasoning_details")
+        if details:
+            problem = self._reasoning_details(details, events, text_elsewhere=bool(reasoning))
+            if problem:
+                return problem
         tool_calls, function_call = delta.get("tool_calls"), delta.get("function_call")
         if tool_calls or function_call:
             return self._calls(tool_calls, function_call, events)
         return ""
 
-    def _reasoning(self, delta: dict[str, Any], events: list[StreamEvent]) -> str:
-        """Apply whichever reasoning field the server uses (see the module docstring)."""
-        field, reasoning = "reasoning_content", delta.get("reasoning_content")
-        if not reasoning:
-            field, reasoning = "reasoning", delta.get("reasoning")
-        if reasoning:
-            if type(reasoning) is not str:
-                return f"choices[0].delta.{field} is not a string"
-            self._thinking(reasoning, events)
-        details = delta.get("reasoning_details")
-        if details:
-            return self._reasoning_details(details, events, text_elsewhere=bool(reasoning))
-        return ""
-
-    def _content(self, text: str, events: list[StreamEvent]) -> None:
-        """Text, or with `think_tags: split` text and thinking."""
+    def _content(self, content: Any, events: list[StreamEvent]) -> str:
+        """Content that is not plain text kept as text: split at think tags, or typed blocks."""
+        if type(content) is list:
+            return self._content_blocks(content, events)
+        if type(content) is not str:
+            return "choices[0].delta.content is not a string or a list of content blocks"
         if self._think_tags is None:
-            events.append(self._parts.text(text))
-            return
-        for thinking, piece in self._think_tags.feed(text):
+            events.append(self._parts.text(content))
+            return ""
+        for thinking, piece in self._think_tags.feed(content):
             if thinking:
                 self._thinking(piece, events)
             else:
                 events.append(self._parts.text(piece))
+        return ""
 
     def _thinking(self, text: str, events: list[StreamEvent]) -> None:
         event = self._parts.thinking(_REASONING, text)

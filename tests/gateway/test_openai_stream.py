@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from navagent.core.events import MessageComplete, RefusalDelta, TextDelta, ToolCallStart, Usage
 from navagent.gateway.openai import OpenAIStreamTranslator
+from navagent.gateway.openai.stream import _parse_json
 from navagent.gateway.sse import SSEEvent
 from tests.gateway.streams import (
     TRANSCRIPTS,
@@ -281,3 +285,31 @@ def test_openai_stream_nothing_after_the_terminal_event() -> None:
     assert [e.kind for e in translator.handle(SSEEvent(data="[DONE]"))] == ["turn_end", "message"]
     assert translator.handle(SSEEvent(data='{"choices": []}')) == []
     assert translator.finish() == []
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+        ),
+        max_leaves=8,
+    ).map(json.dumps)
+    | st.text(max_size=12),
+    st.sampled_from(["", " ", "\n", " x", "}"]),
+    st.sampled_from(["", " ", "\t"]),
+)
+def test_openai_stream_json_parse_agrees_with_json_loads(
+    text: str, after: str, before: str
+) -> None:
+    # The fast path (the C scanner alone) must accept and refuse exactly what json.loads does.
+    data = before + text + after
+    try:
+        expected: Any = ("ok", json.loads(data))
+    except ValueError:
+        expected = ("error",)
+    try:
+        got: Any = ("ok", _parse_json(data))
+    except ValueError:
+        got = ("error",)
+    assert repr(got) == repr(expected)
