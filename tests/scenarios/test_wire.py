@@ -10,6 +10,7 @@ gives up).
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,17 +106,21 @@ async def test_a_reset_mid_stream_is_kept_with_the_bytes_before_it_and_replayed_
     assert await _replay(path, count=2) == live
 
 
+@pytest.mark.parametrize("seconds", ["forever", "0.9"])
 async def test_a_stall_is_kept_as_silence_and_replayed_as_silence(
-    sim: SimulatedProvider, tmp_path: Path
+    sim: SimulatedProvider, tmp_path: Path, seconds: str
 ) -> None:
+    # A stall that ends after the reader gave up is silence too: the reader never saw the rest.
     path = tmp_path / "stall.yaml"
-    live = await _record(sim, path, "stall after=3", give_up_after=0.3)
+    live = await _record(sim, path, f"stall after=3 seconds={seconds}", give_up_after=0.5)
     assert live[0][1] == "gave up"
-    assert _responses(path)[0]["end"] == "silent"
+    first = _responses(path)[0]
+    assert first["end"] == "silent"
+    assert first["body"]["string"].encode() == live[0][0]
     started = time.perf_counter()
-    replayed = await _replay(path, count=2, give_up_after=0.3)
+    replayed = await _replay(path, count=2, give_up_after=0.5)
     assert replayed == live
-    assert time.perf_counter() - started < 3  # the reader's own timeout, not a real stall
+    assert time.perf_counter() - started < 4  # the reader's own timeout, not a real stall
 
 
 async def test_a_complete_stream_records_no_end_and_replays_one_event_per_chunk(
@@ -134,3 +139,21 @@ def test_body_pieces_cut_after_each_event_and_keep_a_partial_tail() -> None:
     assert body_pieces(body) == [b"event: a\ndata: 1\n\n", b"data: 2\r\n\r\n", b'data: {"cut']
     assert b"".join(body_pieces(body)) == body
     assert body_pieces(b'{"json": true}') == [b'{"json": true}']
+
+
+async def test_a_request_that_never_got_a_response_is_kept_and_fails_the_same_way(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as unused:  # a port nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    path = tmp_path / "refused.yaml"
+    transport = CassetteTransport(upstream_transport(httpx.Limits()))
+    async with httpx.AsyncClient(transport=transport) as client:
+        with open_cassette(path, record=True) as cassette:
+            async with transport.using(cassette):
+                live = await _read(client, f"http://127.0.0.1:{port}/v1/messages")
+    assert live == (b"", "ConnectError")
+    (response,) = _responses(path)
+    assert response["status"]["code"] == 0 and response["end"]["error"] == "ConnectError"
+    assert await _replay(path, count=1) == [live]
