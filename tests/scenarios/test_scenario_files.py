@@ -262,3 +262,22 @@ def test_valid_faults_load() -> None:
         source="scenarios/sample.yaml",
     )
     assert scenario.cluster.fault == "sandbox list=hang;*=slow:0.5"
+
+
+def test_timeouts_are_options_with_bounds() -> None:
+    scenario = parse_scenario(
+        "id: sample\ndescription: d\n"
+        "options: {tool_timeout: 0.5, first_token_timeout: 0.5, idle_timeout: 0.5}\n"
+        "turns:\n  - user: hi\n",
+        source="scenarios/sample.yaml",
+    )
+    assert scenario.options.tool_timeout == 0.5 and scenario.options.idle_timeout == 0.5
+    found = problems(
+        "id: sample\ndescription: d\noptions: {idle_timeout: 0.1, tool_timeout: 0}\n"
+        "turns:\n  - user: hi\n"
+    )
+    assert found == (
+        "scenarios/sample.yaml:3: options.tool_timeout: expected greater than 0, got int: 0",
+        "scenarios/sample.yaml:3: options.idle_timeout: expected greater than or equal to 0.3,"
+        " got float: 0.1",
+    )

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from vcr.errors import CannotOverwriteExistingCassetteException
 
 from navagent.fixtures.harness._cassette import open_cassette
 from navagent.fixtures.harness._wire import CassetteTransport, body_pieces
@@ -157,3 +158,27 @@ async def test_a_request_that_never_got_a_response_is_kept_and_fails_the_same_wa
     (response,) = _responses(path)
     assert response["status"]["code"] == 0 and response["end"]["error"] == "ConnectError"
     assert await _replay(path, count=1) == [live]
+
+
+async def test_record_modes_mean_what_they_mean_in_vcrpy(
+    sim: SimulatedProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "modes.yaml"
+    (first,) = await _record(sim, path, None)
+    url = f"{sim.base_url}/v1/messages"
+    other = {**BODY, "messages": [{"role": "user", "content": "list my sandboxes"}]}
+    transport = CassetteTransport(upstream_transport(httpx.Limits()))
+    async with httpx.AsyncClient(transport=transport) as client:
+        with open_cassette(path, record_mode="once") as cassette:
+            async with transport.using(cassette):
+                assert await _read(client, url) == first  # played, not sent
+                with pytest.raises(CannotOverwriteExistingCassetteException):
+                    await client.post(url, json=other, headers=HEADERS)
+        sent_before = len(sim.requests)
+        with open_cassette(path, record_mode="new_episodes") as cassette:
+            async with transport.using(cassette):
+                assert await _read(client, url) == first
+                response = await client.post(url, json=other, headers=HEADERS)
+                assert response.status_code == 200
+    assert len(sim.requests) == sent_before + 1  # only the new request went out
+    assert len(_responses(path)) == 2
