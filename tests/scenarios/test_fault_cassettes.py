@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from navagent.fixtures.harness import PROVIDERS, SimulatedCluster, load_scenario, replay_scenario
+from navagent.core.wire_formats import FORMAT_IDS, WireFormatId
+from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
 from navagent.fixtures.provider._respond import is_content_delta
-from navagent.fixtures.provider._types import ProviderName
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
 
 
@@ -27,13 +27,13 @@ def _interactions(scenario_id: str, provider: str) -> list[dict[str, Any]]:
     return interactions
 
 
-def _content_deltas(body: str, provider: ProviderName) -> int:
+def _content_deltas(body: str, provider: WireFormatId) -> int:
     events = [event + "\n\n" for event in body.split("\n\n") if event.strip()]
     return sum(is_content_delta(event.encode(), provider) for event in events)
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_reset_keeps_the_bytes_before_it_and_every_attempt(provider: ProviderName) -> None:
+@pytest.mark.parametrize("provider", FORMAT_IDS)
+def test_a_reset_keeps_the_bytes_before_it_and_every_attempt(provider: WireFormatId) -> None:
     interactions = _interactions("provider-reset-mid-stream", provider)
     ends = [item["response"].get("end") for item in interactions]
     reset = {"error": "ReadError", "message": "[Errno 104] Connection reset by peer"}
@@ -45,8 +45,8 @@ def test_a_reset_keeps_the_bytes_before_it_and_every_attempt(provider: ProviderN
     assert interactions[2]["request"] == interactions[3]["request"]  # the retry, as sent
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_stall_is_kept_as_the_silence_it_was(provider: ProviderName) -> None:
+@pytest.mark.parametrize("provider", FORMAT_IDS)
+def test_a_stall_is_kept_as_the_silence_it_was(provider: WireFormatId) -> None:
     interactions = _interactions("provider-stall", provider)
     ends = [item["response"].get("end") for item in interactions]
     assert ends == [None, "silent", "silent", None, None]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import (
-    PROVIDERS,
     RecordError,
     SimulatedCluster,
     load_cassette,
@@ -47,7 +47,7 @@ FAKE_KEYS = {
                 "provider-stall",
                 "cluster-tool-timeout",
             )
-            for provider in PROVIDERS
+            for provider in FORMAT_IDS
         ],
     ],
 )
