@@ -293,13 +293,12 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
                 return "choices[0].delta.tool_calls[] entry is not an object"
             function = fragment.get("function") or {}
             call_id, index = fragment.get("id"), fragment.get("index")
-            where = f"tool call {index}" if index is not None else "tool call without index"
             if type(function) is not dict:
-                return f"{where}: function is not an object"
+                return f"{_call_name(index)}: function is not an object"
             name, arguments = function.get("name"), function.get("arguments")
             for field, value in (("id", call_id), ("name", name), ("arguments", arguments)):
                 if value is not None and type(value) is not str:
-                    return f"{where}: {field} is not a string"
+                    return f"{_call_name(index)}: {field} is not a string"
             if index is None:
                 key = self._unindexed_key(call_id, name)
             elif type(index) is int:
@@ -377,6 +376,11 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
             reasoning_tokens=reasoning,
         )
         return ""
+
+
+def _call_name(index: Any) -> str:
+    """How an error text names a tool call fragment."""
+    return "tool call without index" if index is None else f"tool call {index}"
 
 
 class _DetailItem:

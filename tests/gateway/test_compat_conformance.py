@@ -24,7 +24,7 @@ from navagent.gateway._types import RouteOptions
 from navagent.gateway.openai import OpenAIStreamTranslator
 from navagent.gateway.sse import SSEDecoder
 from tests.gateway.corpus import CHUNKINGS, MISSING, ROOT_DIR, chunked
-from tests.gateway.streams import check_contract, final_message, turn_end
+from tests.gateway.streams import ROOT, check_contract, final_message, turn_end
 from tests.gateway.test_conformance import OPENAI_FINISH, _openai_usage
 
 COMPAT = ROOT_DIR / "compat" if ROOT_DIR is not None else None
@@ -182,3 +182,14 @@ def test_compat_think_tags_split_into_thinking_when_the_route_says_so(name: str)
     assert (message.thinking[0].text, message.content) == (thinking, rest)
     for chunking in COMPAT_CHUNKINGS[1:]:
         assert run(cut(body, chunking), split) == whole, chunking
+
+
+def test_compat_corpus_is_complete_and_not_copied_here() -> None:
+    if COMPAT is None or not COMPAT.is_dir():
+        pytest.skip(MISSING or "compat corpus not found")
+    streams = sorted(COMPAT.glob("*/*.sse"))
+    assert len(streams) == 36
+    assert len({path.parent.name for path in streams}) == 20
+    assert all(path.with_suffix(".json").is_file() for path in streams)
+    ours = {path.name for top in ("fixtures", "tests") for path in (ROOT / top).rglob("*.sse")}
+    assert not ours & {path.name for path in streams}

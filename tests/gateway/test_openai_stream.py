@@ -313,3 +313,58 @@ def test_openai_stream_json_parse_agrees_with_json_loads(
     except ValueError:
         got = ("error",)
     assert repr(got) == repr(expected)
+
+
+def _calls_of(*deltas: dict[str, Any]) -> list[tuple[str, str, str]]:
+    translator = OpenAIStreamTranslator()
+    for delta in deltas:
+        translator.handle(SSEEvent(data=json.dumps({"choices": [{"index": 0, "delta": delta}]})))
+    final = translator.handle(SSEEvent(data="[DONE]"))[-1]
+    assert isinstance(final, MessageComplete), final
+    return [(c.id, c.name, c.arguments) for c in final.message.tool_calls]
+
+
+def test_openai_stream_tool_calls_without_index() -> None:
+    # Issue 23: Mistral sends each call whole, with no index and no type.
+    whole = {"id": "a1", "function": {"name": "f", "arguments": '{"x": 1}'}}
+    other = {"id": "b2", "function": {"name": "g", "arguments": "{}"}}
+    assert _calls_of({"tool_calls": [whole, other]}) == [("a1", "f", '{"x": 1}'), ("b2", "g", "{}")]
+    # A fragment with the same id continues its call; one with neither id nor name the last.
+    assert _calls_of(
+        {"tool_calls": [{"id": "a1", "function": {"name": "f", "arguments": '{"x"'}}]},
+        {"tool_calls": [{"id": "a1", "function": {"arguments": ": 1"}}]},
+        {"tool_calls": [{"function": {"arguments": "}"}}]},
+    ) == [("a1", "f", '{"x": 1}')]
+    # Named calls without ids are separate calls, each given an id.
+    unnamed = _calls_of(
+        {"tool_calls": [{"function": {"name": "f"}}, {"function": {"name": "g"}}]},
+    )
+    assert [name for _, name, _ in unnamed] == ["f", "g"]
+    assert all(call_id.startswith("call_") for call_id, _, _ in unnamed)
+
+
+def test_openai_stream_reasoning_fields_and_content_blocks_are_thinking() -> None:
+    translator = OpenAIStreamTranslator(origin="o")
+    deltas = [
+        {"reasoning_content": "a"},
+        {"reasoning": "b"},
+        {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "c"}]}]},
+        {"content": [{"type": "text", "text": "Hi"}, {"type": "image_url", "image_url": {}}]},
+        {"reasoning_details": [{"type": "reasoning.summary", "summary": "d", "index": 0}]},
+        {
+            "reasoning": "e",
+            "reasoning_details": [{"type": "reasoning.text", "text": "e", "index": 1}],
+        },
+    ]
+    for delta in deltas:
+        translator.handle(SSEEvent(data=json.dumps({"choices": [{"index": 0, "delta": delta}]})))
+    *_, end, final = translator.handle(SSEEvent(data="[DONE]"))
+    assert isinstance(final, MessageComplete)
+    (part,) = final.message.thinking
+    assert (part.text, part.origin, final.message.content) == ("abcde", "o", "Hi")
+    assert json.loads(part.payload) == {
+        "reasoning_details": [
+            {"type": "reasoning.summary", "summary": "d", "index": 0},
+            {"type": "reasoning.text", "text": "e", "index": 1},
+        ]
+    }
