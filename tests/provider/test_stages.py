@@ -182,3 +182,20 @@ def test_the_catalog_is_the_tools_of_core() -> None:
     assert {row.intent for row in CATALOG if row.changes_cluster} == DESTRUCTIVE
     assert say("sandbox_create", "preface") == "create a new sandbox"
     assert say("sandbox_delete", "doing", "x") == "deleting sandbox x"
+
+
+def test_every_plan_carries_its_trace_and_logs_it(caplog: pytest.LogCaptureFixture) -> None:
+    from navagent.core.messages import UserMessage
+    from navagent.fixtures.provider import Conversation, plan_reply
+
+    conversation = Conversation(
+        messages=(UserMessage(content="don't delete dev-box, just show its logs"),),
+        tools=TOOL_NAMES,
+    )
+    with caplog.at_level("DEBUG", logger="navagent.fixtures.provider.model"):
+        plan = plan_reply(conversation)
+    assert [call.name for call in plan.tool_calls] == ["sandbox_logs"]
+    assert any(line.startswith("negated: 'delete'") for line in plan.trace)
+    assert "rule logs-word -> logs for 'just show its logs'" in plan.trace
+    assert plan.trace[-1] == "next round: sandbox_logs"
+    assert "rule logs-word" in caplog.text
