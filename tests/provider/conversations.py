@@ -160,10 +160,10 @@ CONVERSATIONS: dict[str, tuple[Step, ...]] = {
         s("list routes", "inference_route_list", "vllm-local"),
         s(
             "what model does the vllm one use?",
-            "",
-            "meta-llama/Llama-3.1-8B-Instruct",
-            gap="routes are not yet matched by description (no route lookup in the knowledge)",
+            "inference_route_list",
+            "Route vllm-local uses model meta-llama/Llama-3.1-8B-Instruct",
         ),
+        s("is the claude one enabled?", "inference_route_list", "claude-route", "enabled"),
     ),
 }
 """Conversation title -> its turns."""
