@@ -165,5 +165,26 @@ CONVERSATIONS: dict[str, tuple[Step, ...]] = {
         ),
         s("is the claude one enabled?", "inference_route_list", "claude-route", "enabled"),
     ),
+    "questions and exclusions": (
+        s("list my sandboxes", "sandbox_list", *ALL_THREE),
+        s("should I delete gpu-trainer?", "", "have not done anything", absent=NO_DELETE),
+        s("what happens if I wipe py-worker", "", "have not done anything", absent=NO_DELETE),
+        s(
+            "delete everything except dev-box",
+            "sandbox_delete gpu-trainer + sandbox_delete py-worker",
+            "Deleted sandbox gpu-trainer",
+            absent=("Deleted sandbox dev-box",),
+        ),
+        s("which sandboxes are left?", "sandbox_list", "dev-box (Ready)"),
+    ),
+    "a prohibition that is not a negation": (
+        s(
+            "I can't find py-worker, is it still there?",
+            "sandbox_get py-worker",
+            "py-worker",
+            gap='a bare existence question ("is it still there?") is not read as a request',
+        ),
+        s("no, delete the failing one", "sandbox_list ; sandbox_delete gpu-trainer", "gpu-trainer"),
+    ),
 }
 """Conversation title -> its turns."""

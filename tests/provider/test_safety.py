@@ -3,9 +3,11 @@
 A property over generated phrasings: after any history, including
 destructive turns, a last message that negates a destructive verb, repeats
 ("again"), or follows up without a destructive verb of its own never leads to
-a `sandbox_create` or `sandbox_delete` call. Each example runs the whole
-conversation against a fresh nav-sim cluster (talk.py). The controls prove
-the check can fail: the same verbs, not negated, do act.
+a `sandbox_create` or `sandbox_delete` call; nor does a question about one
+("should I delete it?"). What a delete is told to leave out is never deleted.
+Each example runs the whole conversation against a fresh nav-sim cluster
+(talk.py). The controls prove the check can fail: the same verbs, not
+negated, do act.
 """
 
 from __future__ import annotations
@@ -109,7 +111,26 @@ def _negated() -> st.SearchStrategy[str]:
     return st.one_of(plain, gerund)
 
 
-LAST = st.one_of(_negated(), st.sampled_from(FOLLOW_UPS))
+def _asked_about() -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda lead, v, t: f"{lead} {v} {t}?",
+        st.sampled_from(
+            (
+                "should I",
+                "what happens if I",
+                "what would happen if I",
+                "can I",
+                "do I need to",
+                "what if I",
+                "I wonder whether to",
+            )
+        ),
+        st.sampled_from(VERBS),
+        st.sampled_from(TARGETS),
+    )
+
+
+LAST = st.one_of(_negated(), _asked_about(), st.sampled_from(FOLLOW_UPS))
 
 
 def _mutations(history: tuple[str, ...], last: str) -> list[str]:
@@ -140,3 +161,29 @@ def test_no_create_or_delete_unless_this_message_asks(history: tuple[str, ...], 
 )
 def test_the_same_verbs_not_negated_do_act(history: tuple[str, ...], last: str, call: str) -> None:
     assert [m.split()[0] for m in _mutations(history, last)] == [call]
+
+
+SANDBOXES = ("dev-box", "gpu-trainer", "py-worker")
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    kept=st.lists(st.sampled_from(SANDBOXES), min_size=1, max_size=2, unique=True),
+    form=st.sampled_from(
+        (
+            "delete everything except {kept}",
+            "delete all but {kept}",
+            "keep {kept}, delete the rest",
+            "delete all my sandboxes except {kept}",
+            "remove every sandbox besides {kept}",
+            "wipe them all, but keep {kept}",
+        )
+    ),
+    listed=st.booleans(),
+)
+def test_what_a_delete_leaves_out_is_never_deleted(
+    kept: list[str], form: str, listed: bool
+) -> None:
+    history = ("list my sandboxes",) if listed else ()
+    deleted = {m.split('"')[3] for m in _mutations(history, form.format(kept=" and ".join(kept)))}
+    assert deleted == set(SANDBOXES) - set(kept)
