@@ -15,7 +15,7 @@ from functools import cache
 import pytest
 
 from navagent.fixtures.provider._types import ProviderName
-from tests.provider.conversations import CONVERSATIONS, Step
+from tests.provider.conversations import CONVERSATIONS, HOLDOUT, Step
 from tests.provider.talk import Turn, talk
 from tests.provider.test_phrasings import parse_plan
 
@@ -26,14 +26,15 @@ ITEMS = [
         marks=[pytest.mark.xfail(strict=True, reason=step.gap)] if step.gap else [],
         id=f"{title} #{index + 1}: {step.user}"[:90],
     )
-    for title, steps in CONVERSATIONS.items()
+    for title, steps in {**CONVERSATIONS, **HOLDOUT}.items()
     for index, step in enumerate(steps)
 ]
 
 
 @cache
 def _run(title: str, provider: ProviderName) -> tuple[Turn, ...]:
-    return tuple(talk([step.user for step in CONVERSATIONS[title]], provider=provider))
+    steps = {**CONVERSATIONS, **HOLDOUT}[title]
+    return tuple(talk([step.user for step in steps], provider=provider))
 
 
 def problems(step: Step, turn: Turn) -> list[str]:
@@ -55,12 +56,12 @@ def problems(step: Step, turn: Turn) -> list[str]:
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize(("title", "index"), ITEMS)
 def test_turn(title: str, index: int, provider: ProviderName) -> None:
-    step = CONVERSATIONS[title][index]
+    step = {**CONVERSATIONS, **HOLDOUT}[title][index]
     turn = _run(title, provider)[index]
     assert problems(step, turn) == [], turn.answer
 
 
 def test_the_conversations_are_many_and_long_enough() -> None:
-    assert len(CONVERSATIONS) >= 12
+    assert len(CONVERSATIONS) >= 12 and len(HOLDOUT) >= 12
     assert sum(len(steps) for steps in CONVERSATIONS.values()) >= 40
     assert all(len(steps) >= 2 for steps in CONVERSATIONS.values())
