@@ -26,7 +26,7 @@ from tests.provider.test_phrasings import check
 def _score(group: dict[str, tuple[Step, ...]], provider: str) -> tuple[int, int, int]:
     passed = total = gaps = 0
     for steps in group.values():
-        turns = talk([step.user for step in steps], provider=provider)  # type: ignore[arg-type]
+        turns = talk([step.user for step in steps], provider=provider)
         for step, turn in zip(steps, turns, strict=True):
             total += 1
             gaps += bool(step.gap)

@@ -14,7 +14,7 @@ from functools import cache
 
 import pytest
 
-from navagent.fixtures.provider._types import ProviderName
+from navagent.core.wire_formats import WireFormatId
 from tests.provider.conversations import CONVERSATIONS, HOLDOUT, Step
 from tests.provider.talk import Turn, talk
 from tests.provider.test_phrasings import parse_plan
@@ -32,7 +32,7 @@ ITEMS = [
 
 
 @cache
-def _run(title: str, provider: ProviderName) -> tuple[Turn, ...]:
+def _run(title: str, provider: WireFormatId) -> tuple[Turn, ...]:
     steps = {**CONVERSATIONS, **HOLDOUT}[title]
     return tuple(talk([step.user for step in steps], provider=provider))
 
@@ -55,7 +55,7 @@ def problems(step: Step, turn: Turn) -> list[str]:
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize(("title", "index"), ITEMS)
-def test_turn(title: str, index: int, provider: ProviderName) -> None:
+def test_turn(title: str, index: int, provider: WireFormatId) -> None:
     step = {**CONVERSATIONS, **HOLDOUT}[title][index]
     turn = _run(title, provider)[index]
     assert problems(step, turn) == [], turn.answer

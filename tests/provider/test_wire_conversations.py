@@ -22,6 +22,7 @@ import openai
 import pytest
 
 from navagent.core.messages import ToolCall
+from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.provider import (
     TOOL_NAMES,
     Conversation,
@@ -35,7 +36,7 @@ from tests.provider.talk import Cluster, Turn
 from tests.provider.test_conversations import problems
 
 Format = str
-FORMATS = ("openai", "openai-responses", "anthropic")
+FORMATS = FORMAT_IDS
 WIRE_CONVERSATIONS = (
     "negated delete, then reads carry on",
     "this conversation's creations",
@@ -102,6 +103,8 @@ class _Chat:
                 (b.id, b.name, json.dumps(b.input)) for b in final.content if b.type == "tool_use"
             ]
             return text, calls
+        if self.fmt != "openai-responses":
+            raise NotImplementedError(f"no SDK conversation for wire format {self.fmt!r}")
         tools: list[Any] = [
             {"type": "function", "name": n, "parameters": h.schema(n), "strict": False}
             for n in TOOL_NAMES

@@ -11,8 +11,8 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.matchers import path_type
 
+from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import (
-    PROVIDERS,
     SimulatedCluster,
     discover_scenarios,
     replay_scenario,
@@ -23,7 +23,7 @@ ALL = discover_scenarios([SCENARIOS])
 CASES = [
     pytest.param(scenario, provider, id=f"{scenario.id}[{provider}]")
     for scenario in ALL
-    for provider in PROVIDERS
+    for provider in FORMAT_IDS
 ]
 MASK_IDS = path_type(
     {r"turns\.\d+\.steps\.\d+\.id": (str,)},
