@@ -199,3 +199,40 @@ def test_every_plan_carries_its_trace_and_logs_it(caplog: pytest.LogCaptureFixtu
     assert "rule logs-word -> logs for 'just show its logs'" in plan.trace
     assert plan.trace[-1] == "next round: sandbox_logs"
     assert "rule logs-word" in caplog.text
+
+
+CREATED_BUT_FAILED = (
+    "\nCreated sandbox:\n\n  Id: 0c35\n  Name: train-2\n  Namespace: navigator\n"
+    "  Phase: Provisioning\n  Phase: Ready\n\n\nbash: line 1: python: command not found\n"
+    "Error:   × ssh exited with status exit status: 127\nCommand exited with code: 1"
+)
+
+
+def test_a_create_whose_command_failed_says_the_sandbox_was_made() -> None:
+    from navagent.fixtures.provider._knowledge import Knowledge
+    from navagent.fixtures.provider._tool_output import summarise_outcome
+
+    arguments = {"name": "train-2", "command": "python train.py"}
+    sentence = summarise_outcome("sandbox_create", arguments, CREATED_BUT_FAILED)
+    assert sentence == (
+        "Created sandbox train-2; it is Ready. But its command `python train.py` failed "
+        '(exit code 1): "bash: line 1: python: command not found".'
+    )
+    knowledge = Knowledge()
+    knowledge.learn("sandbox_create", arguments, CREATED_BUT_FAILED)
+    assert knowledge.created == ["train-2"] and knowledge.phases["train-2"] == "Ready"
+    assert knowledge.command_failures == {"train-2": "bash: line 1: python: command not found"}
+
+
+def test_providers_and_routes_can_be_named_by_description() -> None:
+    from navagent.fixtures.provider._knowledge import Knowledge
+
+    knowledge = Knowledge(
+        kinds={"github": "gh", "claude": "anthropic"},
+        routes={"vllm-local": {"HINT": "local"}, "claude-route": {"HINT": "claude"}},
+    )
+    described = knowledge.descriptions
+    assert described["github"] == ("provider", "gh")
+    assert described["vllm"] == described["local"] == ("route", "vllm-local")
+    assert described["claude"] == ("provider", "anthropic")  # a provider wins a tie
+    assert "route" not in described  # ordinary words never describe
