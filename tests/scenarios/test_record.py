@@ -41,6 +41,15 @@ FAKE_KEYS = {
         ("provider-error-mid-stream", "openai"),
         ("non-ascii", "anthropic"),
         ("resume-session", "openai"),
+        *[
+            (scenario_id, provider)
+            for scenario_id in (
+                "provider-reset-mid-stream",
+                "provider-stall",
+                "cluster-tool-timeout",
+            )
+            for provider in FORMAT_IDS
+        ],
     ],
 )
 async def test_sim_recording_reproduces_the_committed_cassette_byte_for_byte(
