@@ -21,12 +21,17 @@ finished `AssistantMessage` looks like:
   an opaque provider payload that only the translator shapes (signatures,
   encrypted reasoning, `reasoning_details`); every part is stamped with the
   route's origin, so only that route's request builder reads the payload.
+- a call whose id never arrives gets one derived from the stream
+  (`derived_call_id`: the response id, set as `id_seed`, and the call's
+  position), never drawn at random: the same stream gives the same message
+  however it is chunked, replayed or re-translated (the rule in
+  `navagent.gateway.protocols`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import uuid
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -34,13 +39,22 @@ from navagent.core.events import RefusalDelta, TextDelta, ThinkingDelta, ToolCal
 from navagent.core.messages import AssistantMessage, ThinkingPart, ToolCall
 from navagent.gateway._rope import Rope as _Rope
 
-__all__ = ["IncompleteToolCallError", "PartsAccumulator"]
+__all__ = ["IncompleteToolCallError", "PartsAccumulator", "derived_call_id"]
 
 # Text deltas are the one neutral event made per SSE event. Calling the model's
 # validator directly still validates, but skips the BaseModel.__init__ frame
 # (about a third of the construction cost; see bench/translators.py).
 _text_delta = TextDelta.__pydantic_validator__.validate_python
 _thinking_delta = ThinkingDelta.__pydantic_validator__.validate_python
+
+
+def derived_call_id(seed: str, position: int) -> str:
+    """The id of tool call number `position` (0-based) of the response `seed` names.
+
+    `call_` plus 24 hex digits of a SHA-256, the shape OpenAI's own ids have.
+    """
+    digest = hashlib.sha256(f"{seed}#{position}".encode()).hexdigest()
+    return f"call_{digest[:24]}"
 
 
 class IncompleteToolCallError(ValueError):
@@ -76,10 +90,13 @@ class PartsAccumulator:
         "_text",
         "_thinking",
         "_thinking_by_key",
+        "id_seed",
         "progress",
     )
 
     def __init__(self) -> None:
+        self.id_seed = ""
+        """Seeds the ids of calls the provider sent none for: the response id, once known."""
         self.progress = 0
         """Characters of content accumulated so far (text, refusal, reasoning,
         tool-call arguments): what the idle timeout measures, so keep-alives
@@ -160,8 +177,8 @@ class PartsAccumulator:
         """Record one fragment of the tool call keyed `key` (the vendor's index or id).
 
         Returns a `ToolCallStart` the first time the call's name is known. A
-        call whose id has not arrived by then gets a generated one, as some
-        OpenAI-compatible servers never send ids.
+        call whose id has not arrived by then gets a derived one
+        (`derived_call_id`), as some OpenAI-compatible servers never send ids.
         """
         call = self._calls_by_key.get(key)
         if call is None:
@@ -179,7 +196,7 @@ class PartsAccumulator:
         call.started = True
         self.progress += 1
         if not call.id:
-            call.id = f"call_{uuid.uuid4().hex[:24]}"
+            call.id = derived_call_id(self.id_seed, call.index)
         return ToolCallStart(index=call.index, id=call.id, name=call.name)
 
     @property

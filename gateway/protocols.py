@@ -22,7 +22,11 @@ and then only ever calls the four members of `ChatProtocol`:
     decoder.finish()
     yield from translator.finish()          # StreamError if the body was truncated
 
-Everything behind these members is pure: no I/O, no clocks, no globals.
+Everything behind these members is pure: no I/O, no clocks, no globals, no
+randomness. One rule for ids a provider did not send (a tool call without an
+id, a legacy `function_call`): derive them from what the stream did send,
+`derived_call_id(response id, call position)` in `_parts`, so one stream always
+translates to the same message, in any chunking, live or replayed.
 """
 
 from __future__ import annotations

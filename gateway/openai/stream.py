@@ -32,7 +32,7 @@ Wire facts this encodes (each pinned by a transcript in fixtures/sse/openai):
   that refused and then stopped has the neutral finish reason `refusal`.
 - The legacy `functions` API streams `delta.function_call` fragments (name,
   then arguments) and ends with `function_call`; that is carried as a tool
-  call with a synthetic id derived from the response id, so it is stable
+  call with an id derived from the response id (`derived_call_id`), so it is stable
   however the body is chunked and the message never claims a call it lacks.
 - Usage comes in a chunk with `choices: []`. A later chunk with `usage: null`
   (seen on real streams after a `moderation` chunk) does not erase it.
@@ -44,7 +44,6 @@ Wire facts this encodes (each pinned by a transcript in fixtures/sse/openai):
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
@@ -137,6 +136,7 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         if not self._response_id:
             response_id = chunk.get("id")
             self._response_id = response_id if type(response_id) is str else ""
+            self._parts.id_seed = self._response_id
         choices = chunk.get("choices")
         problem = self._choices(choices, events) if choices else ""
         if not problem:
@@ -327,11 +327,8 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         for field, value in (("name", name), ("arguments", arguments)):
             if value is not None and type(value) is not str:
                 return f"function_call: {field} is not a string"
-        call_id = None
-        if not self._parts.has_tool_call(_LEGACY_CALL):
-            digest = hashlib.sha256(self._response_id.encode("utf-8")).hexdigest()
-            call_id = f"call_{digest[:24]}"
-        start = self._parts.tool_call(_LEGACY_CALL, id=call_id, name=name, arguments=arguments)
+        # No id on the wire: the accumulator derives one (`derived_call_id`).
+        start = self._parts.tool_call(_LEGACY_CALL, id=None, name=name, arguments=arguments)
         if start is not None:
             events.append(start)
         return ""

@@ -245,6 +245,7 @@ def test_stop_ends_open_streams_promptly() -> None:
     assert sim.wait_idle()[-1].outcome == "server_stopped"
 
 
+@pytest.mark.slow
 async def test_hundreds_of_concurrent_streams(sim) -> None:
     sim.pacing_ms = 5
     limits = httpx.Limits(max_connections=300, max_keepalive_connections=300)
