@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from navagent.fixtures.harness import Provider, ReplayResult, Scenario
+    from navagent.fixtures.harness import Provider, RecordFilters, ReplayResult, Scenario
 
 __all__ = ["ProviderChoice", "scenario_app"]
 
@@ -26,9 +26,10 @@ scenario_app = typer.Typer(
     epilog=(
         "Examples:\n\n"
         "  nav scenario list\n\n"
-        "  nav scenario replay                      # every scenario, both providers\n\n"
-        "  nav scenario replay scenarios/list.yaml --provider openai -v\n\n"
-        "  nav scenario record list-sandboxes --provider both --sim"
+        "  nav scenario replay                      # every scenario, all three formats\n\n"
+        "  nav scenario replay scenarios/providers.yaml --provider openai -v\n\n"
+        "  nav scenario record providers diagnose-failing --provider all --sim\n\n"
+        "  nav scenario record --missing --sim      # every cassette that does not exist"
     ),
 )
 
@@ -125,7 +126,10 @@ def replay(
     ] = ProviderChoice.all,
     cassettes: CassettesOption = None,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show every problem and the request diff.")
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Show the request diff of a failure, the transcript of a pass."
+        ),
     ] = False,
 ) -> None:
     """Replay scenarios against their cassettes; exit 1 if any replay fails.
@@ -134,9 +138,20 @@ def replay(
     with the provider's responses played from the cassette and nav-sim as the
     cluster. No network, no keys.
     """
-    from navagent.fixtures.harness import ClusterError, plan_replays, replay_all
+    from navagent.fixtures.harness import (
+        ClusterError,
+        FilterError,
+        plan_replays,
+        project_settings,
+        render_transcript,
+        replay_all,
+    )
 
     scenarios = _load(paths)
+    try:
+        match = project_settings(Path.cwd()).match
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
     jobs = [
         job
         for scenario in scenarios
@@ -147,15 +162,20 @@ def replay(
 
     def show(result: ReplayResult) -> None:
         typer.echo(_result_line(result))
-        if verbose and not result.passed:
-            if result.details:
+        if not result.passed:
+            typer.echo("\n".join(f"      {line}" for line in result.report.splitlines()))
+            if verbose and result.details:
                 typer.echo("\n".join(f"      {line}" for line in result.details.splitlines()[1:]))
-            for problem in result.problems[1:]:
-                typer.echo(f"      {problem}")
+        elif verbose and result.transcript is not None:
+            typer.echo(
+                "\n".join(
+                    f"      {line}" for line in render_transcript(result.transcript).splitlines()
+                )
+            )
 
     started = time.perf_counter()
     try:
-        results = asyncio.run(replay_all(jobs, on_result=show))
+        results = asyncio.run(replay_all(jobs, on_result=show, match=match))
     except ClusterError as exc:
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
@@ -165,30 +185,62 @@ def replay(
         raise typer.Exit(1)
 
 
-def _find_scenario(name: str) -> Scenario:
-    from navagent.fixtures.harness import ScenarioError, load_scenario
+def _find_scenarios(names: list[str]) -> list[Scenario]:
+    """Scenario ids (in scenarios/), files or folders, every problem reported at once."""
+    from navagent.fixtures.harness import ScenarioError, discover_scenarios
 
-    path = Path(name)
-    if not path.suffix:
-        path = Path("scenarios") / f"{name}.yaml"
-    if not path.is_file():
-        raise _fail(f"no scenario {name!r}: expected a scenario file or an id in scenarios/")
+    paths: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if not path.suffix and not path.is_dir():
+            path = Path("scenarios") / f"{name}.yaml"
+            if not path.is_file():
+                raise _fail(
+                    f"no scenario {name!r}: expected a scenario file, a folder, or an id in"
+                    " scenarios/"
+                )
+        paths.append(path)
     try:
-        return load_scenario(path)
+        return discover_scenarios(paths)
     except ScenarioError as exc:
         raise _fail(str(exc)) from None
 
 
+def _project_filters() -> RecordFilters:
+    """The `nav_filter_*` keys of ./pyproject.toml, as the pytest plugin reads them."""
+    from navagent.fixtures.harness import FilterError, project_settings
+
+    try:
+        return project_settings(Path.cwd()).filters
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+
+
+class RecordModeChoice(StrEnum):
+    """What becomes of an existing cassette (pytest-recording's record modes)."""
+
+    once = "once"
+    new_episodes = "new_episodes"
+    all = "all"
+    rewrite = "rewrite"
+
+
 @scenario_app.command("record")
 def record(
-    scenario: Annotated[str, typer.Argument(help="A scenario file, or an id in scenarios/.")],
+    scenarios: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Scenario ids (in scenarios/), files or folders.",
+            show_default="every scenario in scenarios/, with --missing",
+        ),
+    ] = None,
     provider: Annotated[
         ProviderChoice,
         typer.Option(
             help="Whose wire format to record (all: the three, both: openai and anthropic,"
             " one after the other)."
         ),
-    ],
+    ] = ProviderChoice.all,
     sim: Annotated[
         bool,
         typer.Option("--sim", help="Record from the in-process simulated provider (no key)."),
@@ -202,47 +254,87 @@ def record(
         typer.Option(help="Model to record with.", show_default="the scenario's"),
     ] = None,
     cassettes: CassettesOption = None,
+    record_mode: Annotated[
+        RecordModeChoice | None,
+        typer.Option(
+            "--record-mode",
+            help="once: only missing cassettes; new_episodes: add new requests to the"
+            " cassette; all: record every request again, keeping the others; rewrite:"
+            " record from scratch.",
+            show_default="rewrite",
+        ),
+    ] = None,
+    missing: Annotated[
+        bool,
+        typer.Option(
+            "--missing", help="Record only cassettes that do not exist (--record-mode once)."
+        ),
+    ] = False,
     force: Annotated[
         bool, typer.Option(help="Write the cassette even if expectations fail.")
     ] = False,
 ) -> None:
-    """Record a scenario's cassette from a real provider, or with --sim from the simulator.
+    """Record cassettes from a real provider, or with --sim from the simulator.
 
     A real recording reads OPENAI_API_KEY or ANTHROPIC_API_KEY and never
-    runs in CI. Auth headers are dropped and the written file is checked for
-    anything that looks like a key.
+    runs in CI. Auth headers are dropped, the nav_filter_* settings of
+    ./pyproject.toml are applied before anything is written, and the written
+    file is checked for anything that looks like a key.
     """
     from navagent.fixtures.harness import (
         RecordError,
         RecordTarget,
+        cassette_path,
+        needs_recording,
         real_target,
         record_scenario,
         simulated_target,
     )
 
-    loaded = _find_scenario(scenario)
+    if missing and record_mode not in (None, RecordModeChoice.once):
+        raise _fail("--missing is --record-mode once; it cannot be combined with another mode")
+    mode = "once" if missing else (record_mode or RecordModeChoice.rewrite).value
+    if not scenarios and not missing:
+        raise _fail("name the scenarios to record, or use --missing to record every missing one")
+    loaded = _find_scenarios(scenarios or ["scenarios"])
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
     if not sim and len(provider.providers) > 1 and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
-    folder = _cassette_dir(loaded, cassettes)
+    filters = _project_filters()
+    plan = [
+        (scenario, name)
+        for scenario in loaded
+        for name in provider.providers
+        if name in scenario.formats
+        and needs_recording(
+            mode,  # type: ignore[arg-type]  # RecordModeChoice values are RecordModes
+            cassette_path(_cassette_dir(scenario, cassettes), name, scenario.id),
+        )
+    ]
     try:  # every key is checked before anything is recorded
-        targets: list[tuple[Provider, RecordTarget]] = [
-            (
-                name,
-                simulated_target(model=model)
-                if sim
-                else real_target(name, endpoint=endpoint, model=model),
-            )
-            for name in provider.providers
-        ]
+        targets: dict[Provider, RecordTarget] = {
+            name: simulated_target(model=model)
+            if sim
+            else real_target(name, endpoint=endpoint, model=model)
+            for name in dict.fromkeys(name for _, name in plan)
+        }
     except RecordError as exc:
         raise _fail(f"nav scenario record: {exc}") from None
     failed = False
-    for name, target in targets:
+    for scenario, name in plan:
+        target = targets[name]
         try:
             result = asyncio.run(
-                record_scenario(loaded, name, cassette_dir=folder, target=target, force=force)
+                record_scenario(
+                    scenario,
+                    name,
+                    cassette_dir=_cassette_dir(scenario, cassettes),
+                    target=target,
+                    force=force,
+                    mode=mode,  # type: ignore[arg-type]  # as above
+                    filters=filters,
+                )
             )
         except RecordError as exc:
             raise _fail(f"nav scenario record: {exc}") from None
@@ -257,5 +349,11 @@ def record(
         for problem in result.problems:
             typer.echo(f"  {problem}")
         failed = failed or not result.written or bool(result.problems)
+    if not plan:
+        typer.echo(
+            "nothing to record: every cassette exists"
+            if mode == "once"
+            else "nothing to record: no scenario is for the chosen formats"
+        )
     if failed:
         raise typer.Exit(1)

@@ -77,14 +77,24 @@ def test_replay_exits_1_and_gives_the_first_reason_when_one_fails(
 
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
-    assert LINE.match(lines[0]).group(1, 2) == ("PASS", "providers[openai]")  # type: ignore[union-attr]
-    fail = LINE.match(lines[1])
+    status = [line for line in lines if LINE.match(line)]
+    assert LINE.match(status[0]).group(1, 2) == ("PASS", "providers[openai]")  # type: ignore[union-attr]
+    # -v shows a passing replay's transcript under its line
+    assert lines[1] == "      transcript providers [openai]"
+    assert "        turn 1 > What providers do I have?" in lines
+    fail = LINE.match(status[1])
     assert fail is not None and fail.group(1, 2) == ("FAIL", "providers[anthropic]")
     assert fail.group(4).strip() == (
         "request 1 (POST /v1/messages) differs from the cassette: messages[0].content[0].text:"
         ' "What providers do we have?" -> "What providers do I have?"'
     )
     assert '-          "text": "What providers do we have?",' in result.output  # -v shows the diff
+    # ... and the one block, with the command that records the cassette again
+    assert "      scenario providers, format anthropic, turn 1, request 1 (" in lines
+    assert (
+        f"        re-record with: nav scenario record {folder / 'providers.yaml'}"
+        " --provider anthropic --sim"
+    ) in lines
     assert re.fullmatch(r"1 passed, 1 failed in \d+\.\ds", lines[-1])
 
 
