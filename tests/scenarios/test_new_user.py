@@ -85,9 +85,9 @@ turns:
 def _project(
     pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch,
+    scenarios: dict[str, str],
     *,
     snapshots: bool = True,
-    **scenarios: str,
 ) -> Path:
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.chdir(pytester.path)
@@ -163,7 +163,7 @@ def _one_block(output: str, *, provider: str, turn: int, request: int) -> str:
 def test_a_new_user_records_replays_and_sees_one_block_per_failure(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _project(pytester, monkeypatch, **{"diagnose-and-delete": DIAGNOSE_AND_DELETE})
+    root = _project(pytester, monkeypatch, {"diagnose-and-delete": DIAGNOSE_AND_DELETE})
     _record_replay_rerecord(pytester, root, "diagnose-and-delete")
     pristine = _cassettes(root)
     cassette = root / "cassettes" / "openai" / "diagnose-and-delete.yaml"
@@ -215,7 +215,7 @@ def test_record_modes_in_pytest_mean_what_pytest_recording_means(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _project(
-        pytester, monkeypatch, snapshots=False, **{"diagnose-and-delete": DIAGNOSE_AND_DELETE}
+        pytester, monkeypatch, {"diagnose-and-delete": DIAGNOSE_AND_DELETE}, snapshots=False
     )
     cassette = root / "cassettes" / "openai" / "diagnose-and-delete.yaml"
     only_openai = ("-k", "openai and not responses")
@@ -261,7 +261,7 @@ def test_record_modes_in_pytest_mean_what_pytest_recording_means(
 def test_recording_is_refused_in_ci(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _project(pytester, monkeypatch, **{"diagnose-and-delete": DIAGNOSE_AND_DELETE})
+    _project(pytester, monkeypatch, {"diagnose-and-delete": DIAGNOSE_AND_DELETE})
     monkeypatch.setenv("CI", "true")
     result = pytester.runpytest("--record-mode=once")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -282,5 +282,5 @@ def test_recording_is_refused_in_ci(
 def test_a_new_user_records_and_replays_faults_as_they_happened(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, scenario_id: str, text: str
 ) -> None:
-    root = _project(pytester, monkeypatch, **{scenario_id: text})
+    root = _project(pytester, monkeypatch, {scenario_id: text})
     _record_replay_rerecord(pytester, root, scenario_id)
