@@ -209,3 +209,54 @@ def test_record_usage_errors_exit_2(
     result = runner.invoke(app, ["scenario", "record", *arguments])
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_record_several_scenarios_and_only_the_missing_ones(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", "parallel-logs", providers=("openai",))
+    monkeypatch.chdir(folder.parent)
+    kept = folder.parent / "cassettes" / "openai" / "providers.yaml"
+    kept.write_bytes(kept.read_bytes() + b"# hand-made, must survive --missing\n")
+
+    result = runner.invoke(app, ["scenario", "record", "--missing", "--provider", "both", "--sim"])
+
+    assert result.exit_code == 0, result.output
+    written = sorted(line.split()[1] for line in result.output.splitlines())
+    cassettes = folder.parent / "cassettes"
+    assert written == sorted(
+        str(cassettes / provider / f"{scenario}.yaml")
+        for provider, scenario in [
+            ("anthropic", "parallel-logs"),
+            ("anthropic", "providers"),
+        ]
+    )
+    assert kept.read_bytes().endswith(b"must survive --missing\n")
+
+    again = runner.invoke(app, ["scenario", "record", "--missing", "--provider", "all", "--sim"])
+    assert again.exit_code == 0, again.output
+    assert "openai-responses" in again.output and "anthropic/" not in again.output
+
+    rewritten = runner.invoke(
+        app, ["scenario", "record", "providers", "parallel-logs", "--provider", "openai", "--sim"]
+    )
+    assert rewritten.exit_code == 0, rewritten.output
+    assert rewritten.output.count("wrote ") == 2
+    assert kept.read_bytes() == (CASSETTES / "openai" / "providers.yaml").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--provider", "openai", "--sim"], "use --missing"),
+        (["--missing", "--record-mode", "all", "--sim"], "--missing is --record-mode once"),
+    ],
+)
+def test_record_mode_usage_errors(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch, arguments: list[str], message: str
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+    result = runner.invoke(app, ["scenario", "record", *arguments])
+    assert result.exit_code == 2
+    assert message in result.stderr
