@@ -66,7 +66,8 @@ CassettesOption = Annotated[
     typer.Option(
         "--cassettes",
         help="Cassette folder.",
-        show_default="cassettes/ beside each scenario's folder",
+        show_default="nav_cassettes of ./pyproject.toml for its nav_scenarios, else"
+        " cassettes/ beside each scenario's folder",
     ),
 ]
 
@@ -86,9 +87,21 @@ def _load(paths: list[Path] | None) -> list[Scenario]:
 
 
 def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
-    from navagent.fixtures.harness import default_cassette_dir
+    """Where a scenario's cassettes are.
 
-    return override if override is not None else default_cassette_dir(scenario)
+    `--cassettes`, else `nav_cassettes` of ./pyproject.toml (for a scenario in
+    one of its `nav_scenarios` folders), else `cassettes/` beside the
+    scenario's folder.
+    """
+    from navagent.fixtures.harness import FilterError, default_cassette_dir, project_settings
+
+    if override is not None:
+        return override
+    try:
+        configured = project_settings(Path.cwd()).cassette_dir(Path(scenario.source))
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+    return configured if configured is not None else default_cassette_dir(scenario)
 
 
 @scenario_app.command("list")
