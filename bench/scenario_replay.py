@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from navagent.fixtures.harness import PROVIDERS, discover_scenarios, plan_replays, replay_all
+from navagent.core.wire_formats import FORMAT_IDS
+from navagent.fixtures.harness import discover_scenarios, plan_replays, replay_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_S = 30.0
@@ -63,7 +64,7 @@ def main() -> None:
             f"{label:<44} {min(timings):7.2f}s {statistics.median(timings):7.2f}s {BUDGET_S:7.1f}s"
         )
     print()
-    jobs = plan_replays(discover_scenarios([ROOT / "scenarios"]), PROVIDERS)
+    jobs = plan_replays(discover_scenarios([ROOT / "scenarios"]), FORMAT_IDS)
     results = asyncio.run(replay_all(jobs))
     print(f"{'replay (in process)':<44} {'time':>8} {'tools':>6} {'requests':>9}")
     for result in results:

@@ -8,11 +8,18 @@ heavy (grpc, the gateway, prompt_toolkit) is imported inside the functions so
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS
+
 __all__ = ["agent_app"]
+
+if TYPE_CHECKING:
+    DemoFormat = str
+else:  # typer offers the registered wire formats as the choices
+    DemoFormat = Literal[FORMAT_IDS]
 
 agent_app = typer.Typer(
     invoke_without_command=True,
@@ -149,13 +156,14 @@ def agent(
         ),
     ] = False,
     demo_provider: Annotated[
-        Literal["openai", "openai-responses", "anthropic"],
+        DemoFormat,
         typer.Option(
-            help="Wire format the simulated model speaks (openai: Chat Completions,"
-            " openai-responses: Responses, with reasoning).",
+            help="Wire format the simulated model speaks ("
+            + ", ".join(f"{row.id}: {row.display_name}" for row in WIRE_FORMATS.values())
+            + ").",
             rich_help_panel=_DEMO,
         ),
-    ] = "openai",
+    ] = FORMAT_IDS[0],
 ) -> None:
     """Chat with an agent that operates your Navigator cluster through `nav`.
 

@@ -17,8 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Self
+from typing import Self
 
+from navagent.core.wire_formats import FORMAT_IDS, WireFormatId, wire_format
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
@@ -27,13 +28,11 @@ from navagent.gateway.settings import GatewaySettings
 __all__ = [
     "DEMO_CLUSTER",
     "DEMO_PROMPTS",
-    "DemoProvider",
     "DemoStack",
     "demo_banner",
     "find_nav_sim",
 ]
 
-DemoProvider = Literal["openai", "openai-responses", "anthropic"]
 DEMO_CLUSTER = "demo"
 """The cluster `nav-sim` seeds with three sandboxes (dev-box, gpu-trainer, py-worker)."""
 DEMO_PROMPTS = (
@@ -44,18 +43,6 @@ DEMO_PROMPTS = (
     "list the providers and inference routes",
 )
 """Example requests the banner shows; tests/cli/test_demo_prompts.py runs each one."""
-_PROTOCOLS: dict[DemoProvider, str] = {
-    "openai": "openai_chat_completions",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic_messages",
-}
-_MODELS: dict[DemoProvider, str] = {
-    "openai": "simulated",
-    # A reasoning model's name: the simulator then streams reasoning summaries
-    # and encrypted reasoning items, which the gateway carries across tool calls.
-    "openai-responses": "gpt-5-mini",
-    "anthropic": "simulated",
-}
 _PLACEHOLDER_KEY = "sim-demo-key"  # the simulator accepts any non-empty key
 
 
@@ -92,19 +79,24 @@ class DemoStack:
     def __init__(
         self,
         *,
-        provider: DemoProvider = "openai",
+        provider: WireFormatId = FORMAT_IDS[0],
         routing_hint: str = "agent",
         pacing_ms: float = 15.0,
     ) -> None:
         """Configure the stack; nothing starts before `async with`.
 
         Args:
-            provider: Which wire format the simulated model speaks.
+            provider: Which wire format the simulated model speaks (a registry id);
+                its route asks for the format's `demo_model`.
             routing_hint: The hint the demo route answers (the agent's `--routing-hint`).
             pacing_ms: Delay between streamed events, so streaming is visible.
+
+        Raises:
+            UnknownWireFormatError: `provider` is not a registered wire format.
         """
-        self._protocol = _PROTOCOLS[provider]
-        self._model = _MODELS[provider]
+        row = wire_format(provider)
+        self._protocol = row.protocol
+        self._model = row.demo_model
         self._routing_hint = routing_hint
         self._pacing_ms = pacing_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
@@ -184,7 +176,7 @@ class DemoStack:
             scratch.cleanup()
 
 
-def demo_banner(*, provider: DemoProvider) -> str:
+def demo_banner(*, provider: WireFormatId) -> str:
     """The text shown when the demo starts: what it is, and what to type."""
     tries = "\n".join(f"    {prompt}" for prompt in DEMO_PROMPTS)
     return (

@@ -33,7 +33,7 @@ from rich.text import Text
 from navagent.cli.batch import read_lines, run_lines, single_line
 from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
 from navagent.cli.conversation import Conversation
-from navagent.cli.demo import DEMO_CLUSTER, DemoProvider, DemoStack, demo_banner
+from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
 from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
@@ -67,6 +67,7 @@ from navagent.core.sessions import (
     default_db_path,
 )
 from navagent.core.tools import TOOLS, TOOLS_BY_NAME
+from navagent.core.wire_formats import FORMAT_IDS, WireFormatId
 
 __all__ = ["DEFAULT_GATEWAY", "GATEWAY_ENV", "AgentOptions", "StartupError", "run_agent"]
 
@@ -101,7 +102,8 @@ class AgentOptions:
     markdown: bool = True
     """Render answers as markdown on a terminal (`--no-markdown` turns it off)."""
     demo: bool = False
-    demo_provider: DemoProvider = "openai"
+    demo_provider: WireFormatId = FORMAT_IDS[0]
+    """The wire format the simulated model speaks (`--demo-provider`)."""
     connect_timeout_s: float = 5.0
 
 

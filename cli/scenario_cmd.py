@@ -11,14 +11,16 @@ import asyncio
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-if TYPE_CHECKING:
-    from navagent.fixtures.harness import Provider, RecordFilters, ReplayResult, Scenario
+from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
-__all__ = ["ProviderChoice", "scenario_app"]
+if TYPE_CHECKING:
+    from navagent.fixtures.harness import RecordFilters, ReplayResult, Scenario
+
+__all__ = ["FORMAT_CHOICES", "formats_chosen", "scenario_app"]
 
 scenario_app = typer.Typer(
     help="Replay and record scenario conversations (see scenarios/README.md).",
@@ -34,24 +36,25 @@ scenario_app = typer.Typer(
 )
 
 
-class ProviderChoice(StrEnum):
-    """Which provider's cassettes to use."""
+_BOTH = ("openai", "anthropic")
+"""`--provider both`: kept from before the third format, so old scripts still run;
+new formats join `all`, never this pair."""
+FORMAT_CHOICES: tuple[str, ...] = (*FORMAT_IDS, "both", "all")
+"""`--provider` values: every registered wire format, `both` and `all`."""
 
-    openai = "openai"
-    openai_responses = "openai-responses"
-    anthropic = "anthropic"
-    both = "both"
-    """openai and anthropic (kept from before the third provider)."""
-    all = "all"
+if TYPE_CHECKING:
+    FormatChoice = str
+else:  # typer offers FORMAT_CHOICES
+    FormatChoice = Literal[FORMAT_CHOICES]
 
-    @property
-    def providers(self) -> tuple[Provider, ...]:
-        """The providers this choice stands for."""
-        if self is ProviderChoice.all:
-            return ("openai", "openai-responses", "anthropic")
-        if self is ProviderChoice.both:
-            return ("openai", "anthropic")
-        return (self.value,)  # type: ignore[return-value]
+
+def formats_chosen(choice: str) -> tuple[WireFormatId, ...]:
+    """The wire formats a `--provider` value stands for, in registry order."""
+    if choice == "all":
+        return FORMAT_IDS
+    if choice == "both":
+        return _BOTH
+    return (WIRE_FORMATS[choice].id,)
 
 
 PathsArgument = Annotated[
@@ -66,8 +69,8 @@ CassettesOption = Annotated[
     typer.Option(
         "--cassettes",
         help="Cassette folder.",
-        show_default="nav_cassettes of ./pyproject.toml for its nav_scenarios, else"
-        " cassettes/ beside each scenario's folder",
+        show_default="nav_cassettes in ./pyproject.toml, else cassettes/ beside each"
+        " scenario's folder",
     ),
 ]
 
@@ -107,14 +110,14 @@ def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
 @scenario_app.command("list")
 def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = None) -> None:
     """Show each scenario's id, turns, cassettes and description."""
-    from navagent.fixtures.harness import PROVIDERS, cassette_path
+    from navagent.fixtures.harness import cassette_path
 
     scenarios = _load(paths)
     width = max(len(scenario.id) for scenario in scenarios)
     for scenario in scenarios:
         folder = _cassette_dir(scenario, cassettes)
-        have = [p for p in PROVIDERS if cassette_path(folder, p, scenario.id).is_file()]
-        missing = [p for p in PROVIDERS if p not in have]
+        have = [p for p in FORMAT_IDS if cassette_path(folder, p, scenario.id).is_file()]
+        missing = [p for p in FORMAT_IDS if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
         typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
@@ -131,12 +134,12 @@ def _result_line(result: ReplayResult) -> str:
 def replay(
     paths: PathsArgument = None,
     provider: Annotated[
-        ProviderChoice,
+        FormatChoice,
         typer.Option(
-            help="Replay the cassettes of this provider; all: the three, both: openai and"
-            " anthropic."
+            help="Replay the cassettes of this wire format; all: every format, both: openai"
+            " and anthropic."
         ),
-    ] = ProviderChoice.all,
+    ] = "all",
     cassettes: CassettesOption = None,
     verbose: Annotated[
         bool,
@@ -169,7 +172,7 @@ def replay(
         job
         for scenario in scenarios
         for job in plan_replays(
-            [scenario], provider.providers, cassette_dir=_cassette_dir(scenario, cassettes)
+            [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
         )
     ]
 
@@ -248,12 +251,12 @@ def record(
         ),
     ] = None,
     provider: Annotated[
-        ProviderChoice,
+        FormatChoice,
         typer.Option(
-            help="Whose wire format to record (all: the three, both: openai and anthropic,"
-            " one after the other)."
+            help="Whose wire format to record (all: every format, both: openai and"
+            " anthropic, one after the other)."
         ),
-    ] = ProviderChoice.all,
+    ] = "all",
     sim: Annotated[
         bool,
         typer.Option("--sim", help="Record from the in-process simulated provider (no key)."),
@@ -289,10 +292,11 @@ def record(
 ) -> None:
     """Record cassettes from a real provider, or with --sim from the simulator.
 
-    A real recording reads OPENAI_API_KEY or ANTHROPIC_API_KEY and never
-    runs in CI. Auth headers are dropped, the nav_filter_* settings of
-    ./pyproject.toml are applied before anything is written, and the written
-    file is checked for anything that looks like a key.
+    A real recording reads the wire format's key variable (OPENAI_API_KEY,
+    ANTHROPIC_API_KEY, ...) and never runs in CI. Auth headers are dropped,
+    the nav_filter_* settings of ./pyproject.toml are applied before anything
+    is written, and the written file is checked for anything that looks like
+    a key.
     """
     from navagent.fixtures.harness import (
         RecordError,
@@ -312,13 +316,13 @@ def record(
     loaded = _find_scenarios(scenarios or ["scenarios"])
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
-    if not sim and len(provider.providers) > 1 and (endpoint or model):
+    if not sim and len(formats_chosen(provider)) > 1 and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
     filters = _project_filters()
     plan = [
         (scenario, name)
         for scenario in loaded
-        for name in provider.providers
+        for name in formats_chosen(provider)
         if name in scenario.formats
         and needs_recording(
             mode,  # type: ignore[arg-type]  # RecordModeChoice values are RecordModes
@@ -326,7 +330,7 @@ def record(
         )
     ]
     try:  # every key is checked before anything is recorded
-        targets: dict[Provider, RecordTarget] = {
+        targets: dict[WireFormatId, RecordTarget] = {
             name: simulated_target(model=model)
             if sim
             else real_target(name, endpoint=endpoint, model=model)

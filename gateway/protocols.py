@@ -1,5 +1,9 @@
 """The chat protocols the gateway can speak, by route protocol name.
 
+The table is built from the wire-format registry (`navagent.core.wire_formats`):
+each route protocol there names the gateway package that speaks it, loaded by
+import path, so a new protocol is its package plus its registry row.
+
 The gateway service resolves a route, looks its protocol up in `PROTOCOLS`
 and then only ever calls the four members of `ChatProtocol`:
 
@@ -23,13 +27,13 @@ Everything behind these members is pure: no I/O, no clocks, no globals.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
 
 from navagent.core.events import ChatError
-from navagent.gateway import anthropic, openai, openai_responses
+from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS
 from navagent.gateway._origin import route_origin
 from navagent.gateway._types import (
     RequestBuilder,
@@ -41,22 +45,20 @@ from navagent.gateway._types import (
 __all__ = [
     "ChatProtocol",
     "PROTOCOLS",
-    "ProtocolName",
     "RequestBuilder",
     "StreamTranslator",
     "TranslatorFactory",
     "UpstreamRequest",
+    "load_protocol",
 ]
-
-ProtocolName = Literal["openai_chat_completions", "openai_responses", "anthropic_messages"]
 
 
 @dataclass(frozen=True)
 class ChatProtocol:
     """One provider wire protocol: how to ask, how to read the answer, how to read a failure."""
 
-    name: ProtocolName
-    """The route protocol name, as written in routes files."""
+    name: str
+    """The route protocol name, as written in routes files (`WireFormat.protocol`)."""
     build_request: RequestBuilder
     """`(request, *, endpoint, model, api_key) -> UpstreamRequest`; pure."""
     new_translator: TranslatorFactory
@@ -73,26 +75,36 @@ class ChatProtocol:
         return self.new_translator(origin=route_origin(self.name, endpoint, model))
 
 
+def load_protocol(name: str, module_path: str) -> ChatProtocol:
+    """The `ChatProtocol` of the gateway package at `module_path` (a registry row's `gateway`).
+
+    A protocol package exports `build_request`, `Translator` (the stream
+    translator class) and `error_from_response`.
+
+    Raises:
+        AttributeError: the package lacks one of the three (a registry row points
+            at something that is not a protocol package).
+    """
+    module = importlib.import_module(module_path)
+    return ChatProtocol(
+        name=name,
+        build_request=module.build_request,
+        new_translator=module.Translator,
+        error_from_response=module.error_from_response,
+    )
+
+
+def _gateway_of(protocol: str) -> str:
+    modules = {row.gateway for row in WIRE_FORMATS.values() if row.protocol == protocol}
+    if len(modules) != 1:
+        raise RuntimeError(
+            f"the wire formats speaking {protocol} name {len(modules)} gateway packages"
+            f" ({', '.join(sorted(modules))}); a route protocol has exactly one"
+        )
+    return modules.pop()
+
+
 PROTOCOLS: Mapping[str, ChatProtocol] = MappingProxyType(
-    {
-        "openai_chat_completions": ChatProtocol(
-            name="openai_chat_completions",
-            build_request=openai.build_request,
-            new_translator=openai.OpenAIStreamTranslator,
-            error_from_response=openai.error_from_response,
-        ),
-        "openai_responses": ChatProtocol(
-            name="openai_responses",
-            build_request=openai_responses.build_request,
-            new_translator=openai_responses.ResponsesStreamTranslator,
-            error_from_response=openai_responses.error_from_response,
-        ),
-        "anthropic_messages": ChatProtocol(
-            name="anthropic_messages",
-            build_request=anthropic.build_request,
-            new_translator=anthropic.AnthropicStreamTranslator,
-            error_from_response=anthropic.error_from_response,
-        ),
-    }
+    {name: load_protocol(name, _gateway_of(name)) for name in ROUTE_PROTOCOLS}
 )
-"""Every supported protocol by name; read-only."""
+"""Every route protocol of the wire-format registry, by name; read-only."""

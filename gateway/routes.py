@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT, FrozenModel
 from navagent.core.redaction import header_safe_problem, register_secret
+from navagent.core.wire_formats import ROUTE_PROTOCOLS, protocol_precedence
 from navagent.gateway._config_file import nearest_key, read_yaml_file
 
 __all__ = [
@@ -44,14 +45,9 @@ __all__ = [
     "parse_routes",
 ]
 
-CHAT_PROTOCOLS: tuple[str, ...] = (
-    "openai_chat_completions",
-    "openai_responses",
-    "anthropic_messages",
-)
-"""Protocols the Chat service can speak; `Route.chat_protocol` says which one a route uses."""
-
-_OPENAI_PROTOCOLS = frozenset({"openai_chat_completions", "openai_responses"})
+CHAT_PROTOCOLS: tuple[str, ...] = ROUTE_PROTOCOLS
+"""Protocols the Chat service can speak (the wire-format registry's);
+`Route.chat_protocol` says which one a route uses."""
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -142,14 +138,16 @@ class Route(FrozenModel):
     def chat_protocol(self) -> str | None:
         """The protocol the Chat service uses for this route, if it has one.
 
-        An OpenAI protocol wins over `anthropic_messages`, as in Navigator;
-        between `openai_chat_completions` and `openai_responses` the one the
-        route lists first wins, so the operator chooses per route.
+        The protocol with the lowest `WireFormat.route_precedence` wins (an
+        OpenAI protocol over Anthropic's, as in Navigator); between equals the
+        one the route lists first wins, so the operator chooses per route.
         """
-        openai = next((p for p in self.protocols if p in _OPENAI_PROTOCOLS), None)
-        if openai is not None:
-            return openai
-        return "anthropic_messages" if "anthropic_messages" in self.protocols else None
+        ranked = [
+            (rank, position, protocol)
+            for position, protocol in enumerate(self.protocols)
+            if (rank := protocol_precedence(protocol)) is not None
+        ]
+        return min(ranked)[2] if ranked else None
 
 
 class RouteTable:

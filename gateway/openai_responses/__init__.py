@@ -8,8 +8,12 @@ from navagent.gateway.openai_responses.stream import (
     error_from_response,
 )
 
+Translator = ResponsesStreamTranslator
+"""The stream translator class, under the name `navagent.gateway.protocols` loads."""
+
 __all__ = [
     "ResponsesStreamTranslator",
+    "Translator",
     "build_request",
     "error_from_response",
     "is_reasoning_model",

@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from navagent.core.agent_events import AgentEvent, TurnFinished, TurnStarted
 from navagent.core.events import TextDelta
+from navagent.core.wire_formats import FORMAT_IDS
 from tests.cli.harness import NAV_SIM, run_nav
 
 SEEDED = ("dev-box", "gpu-trainer", "py-worker")
@@ -284,7 +285,7 @@ def test_demo_on_responses_carries_reasoning_across_the_tool_loop(env) -> None:
     assert "gpu-trainer" in result.stdout and "ImagePullBackOff" in result.stdout
 
 
-@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic"])
+@pytest.mark.parametrize("provider", FORMAT_IDS)
 def test_usage_line_shows_prompt_cache_reads_on_both_providers(env, provider) -> None:
     # Two model calls on one history: the second repeats the first's prefix.
     result = run_nav(

@@ -16,16 +16,12 @@ from navagent.core.events import (
     TurnEnd,
     is_terminal,
 )
+from navagent.core.wire_formats import wire_format
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.sse import SSEDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "fixtures" / "sse"
-PROTOCOL_OF = {
-    "openai": "openai_chat_completions",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic_messages",
-}
 FAKE_KEY = "sk-test-FAKE-0000-not-a-real-key"
 
 
@@ -49,7 +45,7 @@ def translate(provider: str, chunks: list[bytes] | bytes, *, origin: str = "") -
     if isinstance(chunks, bytes):
         chunks = [chunks]
     decoder = SSEDecoder()
-    translator = PROTOCOLS[PROTOCOL_OF[provider]].new_translator(origin=origin)
+    translator = PROTOCOLS[wire_format(provider).protocol].new_translator(origin=origin)
     events: list[StreamEvent] = []
     for chunk in chunks:
         for sse in decoder.feed(chunk):

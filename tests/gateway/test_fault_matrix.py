@@ -27,6 +27,7 @@ import pytest
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from navagent.core.redaction import RedactingFormatter
+from navagent.core.wire_formats import ROUTE_PROTOCOLS
 from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import CHAT_PROTOCOLS, RouteTable, parse_routes
 from navagent.gateway.server import Gateway
@@ -34,7 +35,7 @@ from navagent.gateway.service import StreamLimits
 from navagent.gateway.settings import GatewaySettings
 from tests.gateway.fault_upstream import FIREHOSE_WORDS, SECRET, FaultUpstream, fault_upstream
 
-PROTOCOLS = ("openai_chat_completions", "openai_responses", "anthropic_messages")
+PROTOCOLS = ROUTE_PROTOCOLS
 HELLO = [pb.ChatMessage(role="user", content="hello")]
 TIMEOUTS = {
     "first_token_timeout_s": 1.0,

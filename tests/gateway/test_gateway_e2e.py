@@ -20,12 +20,13 @@ from navagent.core._proto import chat_pb2_grpc
 from navagent.core.convert import message_from_proto, message_to_proto
 from navagent.core.messages import AssistantMessage
 from navagent.core.tools import TOOLS
+from navagent.core.wire_formats import ROUTE_PROTOCOLS
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
 
-PROTOCOLS = ["openai_chat_completions", "openai_responses", "anthropic_messages"]
+PROTOCOLS = ROUTE_PROTOCOLS
 TOOL_PROTOS = [
     pb.Tool(name=t.name, description=t.description, parameters_schema="{}") for t in TOOLS
 ]

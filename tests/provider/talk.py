@@ -27,10 +27,10 @@ from navagent.core.messages import (
 )
 from navagent.core.nav_cli import NavToolRunner, format_tool_result
 from navagent.core.tools import prepare_call
+from navagent.core.wire_formats import WireFormatId
 from navagent.fixtures.nav_sim._io import Streams
 from navagent.fixtures.nav_sim._main import run
 from navagent.fixtures.provider import TOOL_NAMES, Conversation, plan_reply
-from navagent.fixtures.provider._types import ProviderName
 
 Declining = Literal["no", "no-one-to-ask", "answered-no"]
 CLOCK = "2026-03-04T17:02:11Z"
@@ -83,7 +83,7 @@ class Cluster:
 def talk(
     users: list[str] | tuple[str, ...],
     *,
-    provider: ProviderName = "openai",
+    provider: WireFormatId = "openai",
     declining: Declining = "no",
 ) -> list[Turn]:
     """Run a whole conversation; returns what each user message led to."""

@@ -48,13 +48,13 @@ def recordings(provider: str) -> dict[str, dict[str, Any]]:
 
 def sim_body(provider: str, messages: list[dict[str, Any]], **extra: Any) -> bytes:
     body = (h.openai_body if provider == "openai" else h.anthropic_body)(messages, **extra)
-    return b"".join(simulate(provider, body, created=CLOCK).frames)  # type: ignore[arg-type]
+    return b"".join(simulate(provider, body, created=CLOCK).frames)
 
 
 def tool_round(provider: str, request: str, output: str, **extra: Any) -> list[dict[str, Any]]:
     """A conversation ending with the result of the call the simulator makes for `request`."""
     body = (h.openai_body if provider == "openai" else h.anthropic_body)([h.user(request)], **extra)
-    reply = simulate(provider, body)  # type: ignore[arg-type]
+    reply = simulate(provider, body)
     (call,) = reply.script.calls
     if provider == "openai":
         return [

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from navagent.cli.demo import DEMO_PROMPTS
-from navagent.fixtures.provider._types import ProviderName
+from navagent.core.wire_formats import WireFormatId
 from tests.provider.phrasings import CORPUS, README_PROMPTS, Case
 from tests.provider.talk import talk
 
@@ -52,7 +52,7 @@ def parse_plan(plan: str) -> list[list[Call]]:
     return [[parse_call(call) for call in rnd.split(" + ")] for rnd in plan.split(" ; ")]
 
 
-def check(case: Case, provider: ProviderName) -> str:
+def check(case: Case, provider: WireFormatId) -> str:
     """'' when the case passes, else what went wrong."""
     last = talk(case.turns, provider=provider, declining=case.declining)[-1]
     rounds = [[(name, json.loads(args)) for name, args in r] for r in last.rounds]
@@ -78,7 +78,7 @@ def test_the_corpus_is_big_and_varied() -> None:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_at_least_95_percent_of_the_corpus_passes(provider: ProviderName) -> None:
+def test_at_least_95_percent_of_the_corpus_passes(provider: WireFormatId) -> None:
     failures = [problem for case in CORPUS if (problem := check(case, provider))]
     rate = 1 - len(failures) / len(CORPUS)
     print(f"\nphrasing corpus [{provider}]: {rate:.1%} of {len(CORPUS)} pass")

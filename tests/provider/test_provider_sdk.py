@@ -41,7 +41,7 @@ def planned(sim: SimulatedProvider, provider: str) -> Reply:
     """What the simulator planned for its last request (same body, same occurrence)."""
     record = sim.requests[-1]
     assert record.body is not None and record.provider == provider
-    return simulate(provider, record.body, created=CLOCK)  # type: ignore[arg-type]
+    return simulate(provider, record.body, created=CLOCK)
 
 
 def openai_stream(client: openai.OpenAI, messages: list[dict[str, Any]], **extra: Any) -> Any:

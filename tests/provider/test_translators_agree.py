@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -26,6 +26,7 @@ from navagent.core.messages import (
     UserMessage,
 )
 from navagent.core.tools import TOOLS
+from navagent.core.wire_formats import FORMAT_IDS, wire_format
 from navagent.fixtures.provider import SimHTTPError, simulate
 from navagent.gateway._origin import route_origin
 from navagent.gateway.protocols import PROTOCOLS
@@ -50,19 +51,14 @@ CONVERSATIONS: dict[str, tuple[Message, ...]] = {
     ),
     "non-ascii": (UserMessage(content="describe the sandbox named café-box ✓"),),
 }
-PROVIDERS = {
-    "openai": "openai_chat_completions",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic_messages",
-}
 
 
 def round_trip(
-    provider: Literal["openai", "openai-responses", "anthropic"],
+    provider: str,
     request: ChatRequest,
     model: str = "sim-1",
 ):
-    protocol = PROTOCOLS[PROVIDERS[provider]]
+    protocol = PROTOCOLS[wire_format(provider).protocol]
     outgoing = protocol.build_request(
         request, endpoint="http://sim.test", model=model, api_key="sk-sim-agree"
     )
@@ -82,7 +78,7 @@ def assert_same(message: AssistantMessage, script) -> None:
     ]
 
 
-@pytest.mark.parametrize("provider", list(PROVIDERS))
+@pytest.mark.parametrize("provider", FORMAT_IDS)
 @pytest.mark.parametrize("kind", list(CONVERSATIONS))
 def test_translation_matches_what_the_simulator_streamed(provider: Any, kind: str) -> None:
     request = ChatRequest(messages=CONVERSATIONS[kind], tools=TOOLS)
@@ -98,7 +94,7 @@ def test_translation_matches_what_the_simulator_streamed(provider: Any, kind: st
         assert message.tool_calls or kind == "after-tool-result"
 
 
-@pytest.mark.parametrize("provider", list(PROVIDERS))
+@pytest.mark.parametrize("provider", FORMAT_IDS)
 def test_max_tokens_truncation_agrees(provider: Any) -> None:
     limit = 16 if provider == "openai-responses" else 3  # Responses refuses less than 16
     request = ChatRequest(messages=CONVERSATIONS["text"], tools=TOOLS, max_tokens=limit)

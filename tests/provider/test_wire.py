@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from navagent.core.wire_formats import WireFormatId
 from navagent.fixtures.provider import Plan, PlannedCall, SimulatedProvider, simulate
 from navagent.fixtures.provider._ids import sim_clock
 from navagent.fixtures.provider._script import build_script, split_arguments, split_pieces
-from navagent.fixtures.provider._types import ProviderName
 from tests.provider import _helpers as h
 
 HEADERS = {"authorization": "Bearer k", "x-api-key": "k", "anthropic-version": "2023-06-01"}
@@ -124,7 +124,7 @@ def test_script_respects_max_tokens_and_streams_prefixes(
     max_tokens=st.none() | st.integers(1, 30),
 )
 def test_streams_fold_back_to_the_script(request, max_tokens) -> None:
-    cases: list[tuple[ProviderName, Any, Any]] = [
+    cases: list[tuple[WireFormatId, Any, Any]] = [
         ("openai", h.openai_body, h.fold_openai),
         ("anthropic", h.anthropic_body, h.fold_anthropic),
     ]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from navagent.fixtures.harness import PROVIDERS, SimulatedCluster
+from navagent.core.wire_formats import FORMAT_IDS
+from navagent.fixtures.harness import SimulatedCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -29,7 +30,7 @@ def copy_case(tmp_path: Path) -> CopyCase:
     `default_cassette_dir` looks for them.
     """
 
-    def copy(*scenario_ids: str, providers: tuple[str, ...] = PROVIDERS) -> Path:
+    def copy(*scenario_ids: str, providers: tuple[str, ...] = FORMAT_IDS) -> Path:
         for scenario_id in scenario_ids:
             target = tmp_path / "scenarios" / f"{scenario_id}.yaml"
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from navagent.cli.app import app
-from navagent.fixtures.harness import PROVIDERS, _serializer
+from navagent.core.wire_formats import FORMAT_IDS
+from navagent.fixtures.harness import _serializer
 
 PYPROJECT = """
 [tool.pytest.ini_options]
@@ -118,14 +119,14 @@ def _cassettes(root: Path) -> dict[str, bytes]:
 def _record_replay_rerecord(pytester: pytest.Pytester, root: Path, *scenario_ids: str) -> None:
     _record(*scenario_ids)
     recorded = _cassettes(root)
-    assert len(recorded) == len(scenario_ids) * len(PROVIDERS)
+    assert len(recorded) == len(scenario_ids) * len(FORMAT_IDS)
 
     first = pytester.runpytest("--record-mode=none", "--snapshot-update")
     first.assert_outcomes(passed=len(recorded))
     replay = pytester.runpytest("--record-mode=none", "-v")
     replay.assert_outcomes(passed=len(recorded))
     for scenario_id in scenario_ids:
-        for provider in PROVIDERS:
+        for provider in FORMAT_IDS:
             replay.stdout.fnmatch_lines(
                 [
                     f"scenarios/{scenario_id}.yaml::{provider} PASSED*",

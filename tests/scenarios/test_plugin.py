@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import (
     HIDDEN_ENDPOINT,
-    PROVIDERS,
     MatchOptions,
     RecordFilters,
     SimulatedCluster,
@@ -41,7 +41,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     pytester.makepyprojecttoml(PYPROJECT)
     (pytester.path / "scenarios").mkdir()
     shutil.copyfile(SCENARIOS / "providers.yaml", pytester.path / "scenarios" / "providers.yaml")
-    for provider in PROVIDERS:
+    for provider in FORMAT_IDS:
         target = pytester.path / "cassettes" / provider / "providers.yaml"
         target.parent.mkdir(parents=True)
         shutil.copyfile(CASSETTES / provider / "providers.yaml", target)
@@ -50,7 +50,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_each_scenario_is_one_item_per_format(pytester: pytest.Pytester, project: Path) -> None:
     result = pytester.runpytest("--collect-only", "-q")
-    result.stdout.fnmatch_lines([f"scenarios/providers.yaml::{p}" for p in PROVIDERS])
+    result.stdout.fnmatch_lines([f"scenarios/providers.yaml::{p}" for p in FORMAT_IDS])
 
 
 def test_formats_limits_the_items_and_nav_formats_the_run(

@@ -186,7 +186,7 @@ def test_the_committed_scenarios_cover_the_issue() -> None:
     assert any(s.options.compaction is not None for s in ALL)
     assert any(turn.expect.error for turn in turns), "a failing turn"
     assert any(turn.expect.thinking for turn in turns)
-    assert any(s.models.anthropic.endswith("-thinking") for s in ALL)
+    assert any(s.model_for("anthropic").endswith("-thinking") for s in ALL)
     assert any(s.cluster.fault for s in ALL), "a tool made to fail"
     assert any(not turn.user.isascii() for turn in turns)
     assert any(len(s.turns) >= 3 for s in ALL)
@@ -235,7 +235,7 @@ turns:
     [
         ("[]", "expected at least one of"),
         ("[openai, openai]", "a format is listed twice"),
-        ("[gemini]", "formats[0]: expected 'openai', 'openai-responses' or 'anthropic'"),
+        ("[gemini]", "formats[0]: unknown wire format 'gemini'"),
     ],
 )
 def test_bad_formats_are_named(formats: str, expected: str) -> None:

@@ -1,0 +1,148 @@
+"""The wire-format registry, and every layer listing exactly the registered formats.
+
+Issue 22: a format used to be spelled in about twenty modules; a layer that
+kept its own list silently missed a new format. Each test here reads one
+layer's list and compares it with `WIRE_FORMATS`, so adding a row without its
+plug-ins (or a plug-in without its row) fails here, naming the layer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import typer.main
+
+from navagent.cli.agent_cmd import agent_app
+from navagent.cli.demo import DemoStack
+from navagent.cli.scenario_cmd import FORMAT_CHOICES, formats_chosen, scenario_app
+from navagent.core.messages import ChatRequest, UserMessage
+from navagent.core.wire_formats import (
+    FORMAT_IDS,
+    ROUTE_PROTOCOLS,
+    WIRE_FORMATS,
+    UnknownWireFormatError,
+    protocol_precedence,
+    wire_format,
+)
+from navagent.fixtures.harness import (
+    Scenario,
+    ScenarioError,
+    cassette_path,
+    discover_scenarios,
+    parse_scenario,
+)
+from navagent.fixtures.harness._cassette import REQUEST_HEADERS_KEPT, RESPONSE_HEADERS_KEPT
+from navagent.fixtures.provider import SimulatedProvider
+from navagent.gateway.protocols import PROTOCOLS
+from navagent.gateway.routes import CHAT_PROTOCOLS
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = list(WIRE_FORMATS.values())
+
+
+def _choices(app: typer.Typer, option: str, command: str | None = None) -> tuple[str, ...]:
+    group: Any = typer.main.get_command(app)
+    params = group.commands[command].params if command else group.params
+    (param,) = [param for param in params if param.name == option]
+    return tuple(param.type_descriptor.choices)
+
+
+# --- the registry itself --------------------------------------------------------
+
+
+def test_registry_ids_paths_and_keys_are_unique() -> None:
+    assert FORMAT_IDS == tuple(row.id for row in ROWS)
+    for field in ("id", "sim_path", "models_key", "cassette_folder"):
+        values = [getattr(row, field) for row in ROWS]
+        assert len(set(values)) == len(values), field
+
+
+def test_each_route_protocol_has_one_gateway_package_and_one_precedence() -> None:
+    for protocol in ROUTE_PROTOCOLS:
+        rows = [row for row in ROWS if row.protocol == protocol]
+        assert len({row.gateway for row in rows}) == 1, protocol
+        assert len({row.route_precedence for row in rows}) == 1, protocol
+    assert protocol_precedence("embeddings") is None
+
+
+def test_an_unknown_format_is_an_error_that_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownWireFormatError, match="'anthorpic'.*openai, openai-responses"):
+        wire_format("anthorpic")
+
+
+# --- every layer lists exactly the registered formats ------------------------------
+
+
+def test_the_gateway_speaks_exactly_the_registered_route_protocols() -> None:
+    assert tuple(PROTOCOLS) == ROUTE_PROTOCOLS == CHAT_PROTOCOLS
+    assert all(protocol.name == name for name, protocol in PROTOCOLS.items())
+
+
+@pytest.mark.parametrize("row", ROWS, ids=FORMAT_IDS)
+def test_the_gateway_posts_to_the_registered_path_with_the_registered_auth_header(row) -> None:
+    request = ChatRequest(messages=(UserMessage(content="hi"),))
+    upstream = PROTOCOLS[row.protocol].build_request(
+        request, endpoint="https://api.example", model="m", api_key="k"
+    )
+    assert upstream.url == "https://api.example" + row.path
+    assert row.auth_header in {name.lower() for name in upstream.headers}
+
+
+def test_cli_choices_are_the_registered_formats() -> None:
+    assert _choices(agent_app, "demo_provider") == FORMAT_IDS
+    for command in ("replay", "record"):
+        assert _choices(scenario_app, "provider", command) == FORMAT_CHOICES
+    assert FORMAT_CHOICES == (*FORMAT_IDS, "both", "all")
+    assert formats_chosen("all") == FORMAT_IDS
+    assert set(formats_chosen("both")) < set(FORMAT_IDS)
+
+
+def test_the_demo_refuses_an_unregistered_format_at_once() -> None:
+    with pytest.raises(UnknownWireFormatError):
+        DemoStack(provider="gemini")
+
+
+def test_the_simulator_answers_every_registered_format_on_its_path() -> None:
+    with SimulatedProvider() as sim, httpx.Client(base_url=sim.base_url) as client:
+        for row in ROWS:
+            # No credentials: the format's own refusal, never a 404.
+            assert client.post(row.sim_path, content=b"{}").status_code == 401, row.id
+        assert client.post("/v1/unknown", content=b"{}").status_code == 404
+    assert [record.provider for record in sim.requests] == [*FORMAT_IDS, None]
+
+
+def test_cassette_and_transcript_folders_are_the_registered_formats() -> None:
+    folders = {row.cassette_folder for row in ROWS}
+    assert {path.name for path in (ROOT / "cassettes").iterdir() if path.is_dir()} == folders
+    assert {path.name for path in (ROOT / "fixtures" / "sse").iterdir()} == set(FORMAT_IDS)
+    for scenario in discover_scenarios([ROOT / "scenarios"]):
+        for row in ROWS:
+            assert cassette_path(ROOT / "cassettes", row.id, scenario.id).is_file()
+
+
+def test_cassettes_keep_each_formats_request_id_and_version_headers() -> None:
+    for row in ROWS:
+        assert set(row.request_headers) <= REQUEST_HEADERS_KEPT
+        assert set(row.response_headers) <= RESPONSE_HEADERS_KEPT
+        assert row.auth_header not in REQUEST_HEADERS_KEPT  # a key never reaches a cassette
+
+
+def _scenario(**fields: Any) -> Scenario:
+    return parse_scenario(json.dumps({"id": "x", "description": "d", **fields}), source="x.yaml")
+
+
+def test_scenario_files_take_every_registered_format_and_no_other() -> None:
+    turns = [{"user": "hi", "expect": {"thinking": list(FORMAT_IDS), "cached": []}}]
+    models = {row.models_key: f"model-{row.id}" for row in ROWS}
+    scenario = _scenario(models=models, turns=turns)
+    assert [scenario.model_for(row.id) for row in ROWS] == [f"model-{row.id}" for row in ROWS]
+    default = _scenario(turns=turns)
+    assert [default.model_for(row.id) for row in ROWS] == [row.default_model for row in ROWS]
+    with pytest.raises(ScenarioError, match="unknown wire format 'gemini'"):
+        _scenario(models={"gemini": "g"}, turns=turns)
+    with pytest.raises(ScenarioError, match="unknown wire format 'gemini'"):
+        _scenario(turns=[{"user": "hi", "expect": {"thinking": ["gemini"]}}])
