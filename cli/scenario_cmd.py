@@ -116,8 +116,9 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
     width = max(len(scenario.id) for scenario in scenarios)
     for scenario in scenarios:
         folder = _cassette_dir(scenario, cassettes)
-        have = [p for p in FORMAT_IDS if cassette_path(folder, p, scenario.id).is_file()]
-        missing = [p for p in FORMAT_IDS if p not in have]
+        wanted = [p for p in FORMAT_IDS if p in scenario.formats]  # its `formats:` only
+        have = [p for p in wanted if cassette_path(folder, p, scenario.id).is_file()]
+        missing = [p for p in wanted if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
         typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")

@@ -276,6 +276,7 @@ def test_recording_is_refused_in_ci(
         pytest.param(
             "provider-reset",
             PROVIDER_RESET,
+            id="provider-reset",
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="needs issue 18's capture half (not on main yet): vcrpy's httpx stub"
@@ -286,6 +287,7 @@ def test_recording_is_refused_in_ci(
         pytest.param(
             "tool-timeout",
             TOOL_TIMEOUT,
+            id="tool-timeout",
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="needs issue 18's capture half (not on main yet): `options.tool_timeout`"
