@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import (
     RecordError,
     SimulatedCluster,
@@ -39,6 +40,15 @@ FAKE_KEYS = {
         ("provider-error-mid-stream", "openai"),
         ("non-ascii", "anthropic"),
         ("resume-session", "openai"),
+        *[
+            (scenario_id, provider)
+            for scenario_id in (
+                "provider-reset-mid-stream",
+                "provider-stall",
+                "cluster-tool-timeout",
+            )
+            for provider in FORMAT_IDS
+        ],
     ],
 )
 async def test_sim_recording_reproduces_the_committed_cassette_byte_for_byte(
