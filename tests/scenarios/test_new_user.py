@@ -59,6 +59,7 @@ turns:
   - user: "List my sandboxes. [sim-fault: reset step=2 after=6]"
     expect:
       tools: [{name: sandbox_list, status: ok}]
+      error: upstream_unavailable
       finish: error
   - user: Is my cluster up?
     expect:
@@ -66,8 +67,8 @@ turns:
       finish: answered
 """
 
-# A cluster tool that never answers: the call times out (scenario-level
-# timeout, so neither recording nor replay waits the default 30 s).
+# A cluster tool that never answers: the call times out (`options.tool_timeout`,
+# so neither recording nor replay waits the default 30 s).
 TOOL_TIMEOUT = """\
 id: tool-timeout
 description: Listing sandboxes hangs; the call times out and the answer says so.
@@ -273,27 +274,8 @@ def test_recording_is_refused_in_ci(
 @pytest.mark.parametrize(
     ("scenario_id", "text"),
     [
-        pytest.param(
-            "provider-reset",
-            PROVIDER_RESET,
-            id="provider-reset",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="needs issue 18's capture half (not on main yet): vcrpy's httpx stub"
-                " reads the whole body before the gateway sees it, the gateway retries, and"
-                " the broken attempt never reaches the cassette, so turn 1 records `answered`",
-            ),
-        ),
-        pytest.param(
-            "tool-timeout",
-            TOOL_TIMEOUT,
-            id="tool-timeout",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="needs issue 18's capture half (not on main yet): `options.tool_timeout`"
-                " is an unknown key today, and a `hang` costs the fixed 30 s tool timeout",
-            ),
-        ),
+        pytest.param("provider-reset", PROVIDER_RESET, id="provider-reset"),
+        pytest.param("tool-timeout", TOOL_TIMEOUT, id="tool-timeout"),
     ],
 )
 def test_a_new_user_records_and_replays_faults_as_they_happened(
