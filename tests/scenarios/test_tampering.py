@@ -191,7 +191,7 @@ async def test_a_gateway_that_drops_thinking_blocks_fails_the_thinking_replay(
 ) -> None:
     # The regression the thinking scenario exists for: signed thinking not sent back.
     folder = copy_case("thinking-round-trip", providers=("anthropic",))
-    monkeypatch.setattr(anthropic_request, "_thinking", lambda part: None)
+    monkeypatch.setattr(anthropic_request, "_thinking", lambda part, origin: None)
 
     result = await replay_scenario(
         load_scenario(folder / "thinking-round-trip.yaml"), "anthropic", cluster=cluster
@@ -248,7 +248,7 @@ async def test_a_gateway_that_drops_reasoning_items_fails_the_reasoning_replay(
 ) -> None:
     # The regression the reasoning scenario exists for: encrypted reasoning not sent back.
     folder = copy_case("reasoning-tool-loop", providers=("openai-responses",))
-    monkeypatch.setattr(responses_request, "_replayable", lambda part, origin: False)
+    monkeypatch.setattr(responses_request, "_reasoning", lambda part, origin: None)
 
     result = await replay_scenario(
         load_scenario(folder / "reasoning-tool-loop.yaml"), "openai-responses", cluster=cluster
