@@ -209,6 +209,42 @@ def test_scenario_models_are_frozen_and_strict() -> None:
         Scenario.model_validate(data)
 
 
+def test_formats_and_per_format_expectations() -> None:
+    scenario = parse_scenario(
+        """
+id: per-format
+description: d
+formats: [anthropic, openai]
+turns:
+  - user: hi
+    expect: {finish: answered, answer: {contains: [hello]}}
+    expect_by_format:
+      anthropic: {answer: {contains: [Hello]}}
+""",
+        source="per-format.yaml",
+    )
+    assert scenario.formats == ("anthropic", "openai")
+    turn = scenario.turns[0]
+    assert turn.expect_for("anthropic").answer.contains == ("Hello",)  # type: ignore[union-attr]
+    assert turn.expect_for("anthropic").finish == "answered"  # the rest is kept
+    assert turn.expect_for("openai").answer.contains == ("hello",)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("formats", "expected"),
+    [
+        ("[]", "expected at least one of"),
+        ("[openai, openai]", "a format is listed twice"),
+        ("[gemini]", "formats[0]: unknown wire format 'gemini'"),
+    ],
+)
+def test_bad_formats_are_named(formats: str, expected: str) -> None:
+    text = f"id: x\ndescription: d\nformats: {formats}\nturns: [{{user: hi}}]\n"
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(text, source="x.yaml")
+    assert expected in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
