@@ -1,7 +1,8 @@
-"""Wall time of `nav scenario replay` over the committed scenarios (issue 6: under 30 s).
+"""Wall time of `nav scenario replay` over the committed scenarios (issues 6 and 18: under 30 s).
 
 Runs the whole command as a fresh process RUNS times (default 3) and prints
-min and median wall time, then, from one in-process run, the time of each
+min and median wall time, the same for the pytest plugin's run of the same
+replays (`pytest scenarios`, snapshots included), then, from one in-process run, the time of each
 replay and how many tool calls (nav-sim processes) and provider requests it
 made. Usage: `.venv/bin/python bench/scenario_replay.py [RUNS]`.
 """
@@ -36,14 +37,32 @@ def whole_command(runs: int) -> list[float]:
     return timings
 
 
+def whole_pytest(runs: int) -> list[float]:
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "scenarios"],
+            cwd=ROOT,
+            capture_output=True,
+            check=False,
+        )
+        timings.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            sys.exit(done.stdout.decode() + done.stderr.decode())
+    return timings
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    timings = whole_command(runs)
-    print(f"{'nav scenario replay (fresh process)':<44} {'min':>8} {'median':>8} {'budget':>8}")
-    print(
-        f"{'all scenarios x both providers':<44} {min(timings):7.2f}s"
-        f" {statistics.median(timings):7.2f}s {BUDGET_S:7.1f}s"
-    )
+    print(f"{'fresh process':<44} {'min':>8} {'median':>8} {'budget':>8}")
+    for label, timings in (
+        ("nav scenario replay (all x three formats)", whole_command(runs)),
+        ("pytest scenarios (the plugin, snapshots)", whole_pytest(runs)),
+    ):
+        print(
+            f"{label:<44} {min(timings):7.2f}s {statistics.median(timings):7.2f}s {BUDGET_S:7.1f}s"
+        )
     print()
     jobs = plan_replays(discover_scenarios([ROOT / "scenarios"]), FORMAT_IDS)
     results = asyncio.run(replay_all(jobs))

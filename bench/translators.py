@@ -1,6 +1,6 @@
 """Throughput of our SSE decoder + stream translators against the official SDKs.
 
-Run: `.venv/bin/python bench/translators.py [--quick]`
+Run: `.venv/bin/python bench/translators.py [--quick] [--only deepseek openrouter ...]`
 
 For each provider it builds realistic streams of about 50, 2,000 and 20,000
 SSE events (text deltas, tool-call argument fragments, pings, the usage
@@ -19,6 +19,10 @@ times, on the same chunks:
 - floor: the whole body decoded once, split on blank lines, plus
   `json.loads` of each data line; no framing rules, no accumulation: the
   least any reader must do.
+
+`deepseek` and `openrouter` are Chat Completions streams from reasoning
+models on OpenAI-compatible servers (70 % reasoning deltas; OpenRouter's
+carry the text twice, as `reasoning` and as a `reasoning_details` item).
 
 Each figure is the best of several repeats, run in interleaved rounds (the
 machine is shared). Targets: ours >= 2x SDK core and floor/ours within 2.5x;
@@ -114,6 +118,66 @@ def openai_stream(events: int, rng: random.Random) -> bytes:
     out.append(_sse({**head, "choices": [], "usage": usage, "obfuscation": "Qx"}))
     out.append(_sse("[DONE]"))
     return "".join(out).encode()
+
+
+def _compat_stream(events: int, rng: random.Random, *, details: bool) -> bytes:
+    """A reasoning model on an OpenAI-compatible server: mostly reasoning, then text and a call.
+
+    `details=False`: DeepSeek's shape (`reasoning_content` deltas, usage on the
+    finish chunk). `details=True`: OpenRouter's, each delta carrying the text
+    twice, as `reasoning` and as a `reasoning_details` item, with a signature.
+    """
+    head = {
+        "id": "gen-1761200000-AbCdEfGhIjKlMnOpQrSt" if details else "9f1c2d3e-4b5a-6c7d-8e9f",
+        "object": "chat.completion.chunk",
+        "created": 1761200000,
+        "model": "anthropic/claude-sonnet-4.5" if details else "deepseek-v4-pro",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return _sse({**head, "choices": [choice], **extra})
+
+    def thought(text: str) -> dict[str, Any]:
+        if not details:
+            return {"content": None, "reasoning_content": text}
+        item = {"type": "reasoning.text", "text": text, "format": "anthropic-claude-v1", "index": 0}
+        return {"role": "assistant", "content": "", "reasoning": text, "reasoning_details": [item]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    body_events = events - 5
+    reasoning_events = body_events * 7 // 10
+    out += [chunk(thought(_pieces(rng))) for _ in range(reasoning_events)]
+    if details:
+        signature = {"type": "reasoning.text", "signature": "Et0BCkgIChACGAIqQA2s" * 12, "index": 0}
+        out.append(chunk({"content": "", "reasoning_details": [signature]}))
+    out += [chunk({"content": _pieces(rng)}) for _ in range(body_events - reasoning_events - 1)]
+    call = {
+        "index": 0,
+        "id": "call_00_Vq1mZb7kQ2",
+        "type": "function",
+        "function": {"name": "sandbox_logs", "arguments": '{"name": "web"}'},
+    }
+    out.append(chunk({"content": None, "tool_calls": [call]}))
+    usage = {
+        "prompt_tokens": 1200,
+        "completion_tokens": events,
+        "total_tokens": 1200 + events,
+        "completion_tokens_details": {"reasoning_tokens": reasoning_events},
+    }
+    out.append(chunk({"content": ""}, "tool_calls", usage=usage))
+    out.append(_sse("[DONE]"))
+    return "".join(out).encode()
+
+
+def deepseek_stream(events: int, rng: random.Random) -> bytes:
+    """DeepSeek thinking mode: `reasoning_content` (see `_compat_stream`)."""
+    return _compat_stream(events, rng, details=False)
+
+
+def openrouter_stream(events: int, rng: random.Random) -> bytes:
+    """OpenRouter: `reasoning` plus `reasoning_details` on every delta (see `_compat_stream`)."""
+    return _compat_stream(events, rng, details=True)
 
 
 def anthropic_stream(events: int, rng: random.Random) -> bytes:
@@ -510,7 +574,9 @@ def best_times(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timing budget")
-    budget = 0.4 if parser.parse_args().quick else 1.5
+    parser.add_argument("--only", nargs="*", help="providers to run (default: all)")
+    args = parser.parse_args()
+    budget = 0.4 if args.quick else 1.5
     warnings.simplefilter("ignore", DeprecationWarning)  # SDK model-name deprecation notices
     providers = {
         "openai": ("openai_chat_completions", openai_stream, openai_sdk_core, openai_sdk_client),
@@ -526,7 +592,22 @@ def main() -> None:
             anthropic_sdk_core,
             anthropic_sdk_client,
         ),
+        # Issue 23: reasoning-heavy streams from OpenAI-compatible servers.
+        "deepseek": (
+            "openai_chat_completions",
+            deepseek_stream,
+            openai_sdk_core,
+            openai_sdk_client,
+        ),
+        "openrouter": (
+            "openai_chat_completions",
+            openrouter_stream,
+            openai_sdk_core,
+            openai_sdk_client,
+        ),
     }
+    if args.only:
+        providers = {name: providers[name] for name in args.only}
     header = (
         f"{'provider':<10}{'events':>7}{'KiB':>7} | {'ours ev/s':>10}{'MB/s':>7} | "
         f"{'SDK core ev/s':>13}{'MB/s':>6} | {'SDK client':>10} | {'floor ev/s':>10}{'MB/s':>7} | "

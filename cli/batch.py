@@ -55,7 +55,7 @@ async def run_lines(
     """Send each non-blank line as one message; return the exit status.
 
     Args:
-        send: Runs one turn (`Conversation.send`); its sink prints the answer.
+        send: Runs one turn (`AgentSession.send`); its sink prints the answer.
         lines: The messages, one per line (a trailing newline is dropped).
         report: Prints an unexpected error in one line (completion failures
             were already shown by the sink).

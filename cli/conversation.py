@@ -19,7 +19,7 @@ from navagent.core.events import Usage
 from navagent.core.messages import Message
 from navagent.core.sessions import SessionInfo, SessionRecorder, SessionStore
 
-__all__ = ["AgentFactory", "Conversation"]
+__all__ = ["AgentFactory", "AgentSession"]
 
 AgentFactory = Callable[[Sequence[Message], ConversationRecorder | None], Agent]
 """Builds an agent from a history to resume and the recorder to persist with."""
@@ -52,8 +52,12 @@ class _LazyRecorder:
         self._target().record_compaction(summary, kept)
 
 
-class Conversation:
-    """The agent and session the user is talking to right now."""
+class AgentSession:
+    """The agent and session the user is talking to right now.
+
+    Not the simulated model's `navagent.fixtures.provider.Conversation` (a
+    request as that model reads it); issue 22 gave the two distinct names.
+    """
 
     def __init__(
         self,

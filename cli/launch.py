@@ -32,7 +32,7 @@ from rich.text import Text
 
 from navagent.cli.batch import read_lines, run_lines, single_line
 from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
-from navagent.cli.conversation import Conversation
+from navagent.cli.conversation import AgentSession
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
 from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
@@ -203,7 +203,7 @@ class _Launch:
             )
 
         try:
-            conversation = Conversation(make_agent, store=store, cluster=cluster, session=session)
+            conversation = AgentSession(make_agent, store=store, cluster=cluster, session=session)
         except (SessionError, InvalidHistoryError) as exc:
             raise StartupError(f"cannot resume the session: {exc}") from None
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
@@ -223,7 +223,7 @@ class _Launch:
                     )
 
     async def _converse(
-        self, conversation: Conversation, sink: EventSink, confirm: Confirm | None, *, kept: bool
+        self, conversation: AgentSession, sink: EventSink, confirm: Confirm | None, *, kept: bool
     ) -> int:
         o = self.options
         if self.interactive:
@@ -356,7 +356,7 @@ class _Launch:
         return renderer, PromptConfirm(PromptSession(), err=self.err, renderer=renderer)
 
     def _introduce(
-        self, conversation: Conversation, *, cluster: str, target: str, demo: DemoStack | None
+        self, conversation: AgentSession, *, cluster: str, target: str, demo: DemoStack | None
     ) -> None:
         o = self.options
         if demo is not None:

@@ -49,7 +49,7 @@ REPLAY_MESSAGES = 8
 
 
 class ReplConversation(Protocol):
-    """What the REPL needs from a conversation (`navagent.cli.conversation.Conversation`)."""
+    """What the REPL needs from a conversation (`navagent.cli.conversation.AgentSession`)."""
 
     @property
     def label(self) -> str:

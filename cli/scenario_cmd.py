@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -17,7 +18,7 @@ import typer
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
 if TYPE_CHECKING:
-    from navagent.fixtures.harness import ReplayResult, Scenario
+    from navagent.fixtures.harness import RecordFilters, ReplayResult, Scenario
 
 __all__ = ["FORMAT_CHOICES", "formats_chosen", "scenario_app"]
 
@@ -27,9 +28,10 @@ scenario_app = typer.Typer(
     epilog=(
         "Examples:\n\n"
         "  nav scenario list\n\n"
-        "  nav scenario replay                      # every scenario, every wire format\n\n"
-        "  nav scenario replay scenarios/list.yaml --provider openai -v\n\n"
-        "  nav scenario record list-sandboxes --provider both --sim"
+        "  nav scenario replay                      # every scenario, all three formats\n\n"
+        "  nav scenario replay scenarios/providers.yaml --provider openai -v\n\n"
+        "  nav scenario record providers diagnose-failing --provider all --sim\n\n"
+        "  nav scenario record --missing --sim      # every cassette that does not exist"
     ),
 )
 
@@ -67,7 +69,8 @@ CassettesOption = Annotated[
     typer.Option(
         "--cassettes",
         help="Cassette folder.",
-        show_default="cassettes/ beside each scenario's folder",
+        show_default="nav_cassettes in ./pyproject.toml, else cassettes/ beside each"
+        " scenario's folder",
     ),
 ]
 
@@ -87,9 +90,21 @@ def _load(paths: list[Path] | None) -> list[Scenario]:
 
 
 def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
-    from navagent.fixtures.harness import default_cassette_dir
+    """Where a scenario's cassettes are.
 
-    return override if override is not None else default_cassette_dir(scenario)
+    `--cassettes`, else `nav_cassettes` of ./pyproject.toml (for a scenario in
+    one of its `nav_scenarios` folders), else `cassettes/` beside the
+    scenario's folder.
+    """
+    from navagent.fixtures.harness import FilterError, default_cassette_dir, project_settings
+
+    if override is not None:
+        return override
+    try:
+        configured = project_settings(Path.cwd()).cassette_dir(Path(scenario.source))
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+    return configured if configured is not None else default_cassette_dir(scenario)
 
 
 @scenario_app.command("list")
@@ -101,8 +116,9 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
     width = max(len(scenario.id) for scenario in scenarios)
     for scenario in scenarios:
         folder = _cassette_dir(scenario, cassettes)
-        have = [p for p in FORMAT_IDS if cassette_path(folder, p, scenario.id).is_file()]
-        missing = [p for p in FORMAT_IDS if p not in have]
+        wanted = [p for p in FORMAT_IDS if p in scenario.formats]  # its `formats:` only
+        have = [p for p in wanted if cassette_path(folder, p, scenario.id).is_file()]
+        missing = [p for p in wanted if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
         typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
@@ -127,7 +143,10 @@ def replay(
     ] = "all",
     cassettes: CassettesOption = None,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show every problem and the request diff.")
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Show the request diff of a failure, the transcript of a pass."
+        ),
     ] = False,
 ) -> None:
     """Replay scenarios against their cassettes; exit 1 if any replay fails.
@@ -136,9 +155,20 @@ def replay(
     with the provider's responses played from the cassette and nav-sim as the
     cluster. No network, no keys.
     """
-    from navagent.fixtures.harness import ClusterError, plan_replays, replay_all
+    from navagent.fixtures.harness import (
+        ClusterError,
+        FilterError,
+        plan_replays,
+        project_settings,
+        render_transcript,
+        replay_all,
+    )
 
     scenarios = _load(paths)
+    try:
+        match = project_settings(Path.cwd()).match
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
     jobs = [
         job
         for scenario in scenarios
@@ -149,15 +179,20 @@ def replay(
 
     def show(result: ReplayResult) -> None:
         typer.echo(_result_line(result))
-        if verbose and not result.passed:
-            if result.details:
+        if not result.passed:
+            typer.echo("\n".join(f"      {line}" for line in result.report.splitlines()))
+            if verbose and result.details:
                 typer.echo("\n".join(f"      {line}" for line in result.details.splitlines()[1:]))
-            for problem in result.problems[1:]:
-                typer.echo(f"      {problem}")
+        elif verbose and result.transcript is not None:
+            typer.echo(
+                "\n".join(
+                    f"      {line}" for line in render_transcript(result.transcript).splitlines()
+                )
+            )
 
     started = time.perf_counter()
     try:
-        results = asyncio.run(replay_all(jobs, on_result=show))
+        results = asyncio.run(replay_all(jobs, on_result=show, match=match))
     except ClusterError as exc:
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
@@ -167,30 +202,62 @@ def replay(
         raise typer.Exit(1)
 
 
-def _find_scenario(name: str) -> Scenario:
-    from navagent.fixtures.harness import ScenarioError, load_scenario
+def _find_scenarios(names: list[str]) -> list[Scenario]:
+    """Scenario ids (in scenarios/), files or folders, every problem reported at once."""
+    from navagent.fixtures.harness import ScenarioError, discover_scenarios
 
-    path = Path(name)
-    if not path.suffix:
-        path = Path("scenarios") / f"{name}.yaml"
-    if not path.is_file():
-        raise _fail(f"no scenario {name!r}: expected a scenario file or an id in scenarios/")
+    paths: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if not path.suffix and not path.is_dir():
+            path = Path("scenarios") / f"{name}.yaml"
+            if not path.is_file():
+                raise _fail(
+                    f"no scenario {name!r}: expected a scenario file, a folder, or an id in"
+                    " scenarios/"
+                )
+        paths.append(path)
     try:
-        return load_scenario(path)
+        return discover_scenarios(paths)
     except ScenarioError as exc:
         raise _fail(str(exc)) from None
 
 
+def _project_filters() -> RecordFilters:
+    """The `nav_filter_*` keys of ./pyproject.toml, as the pytest plugin reads them."""
+    from navagent.fixtures.harness import FilterError, project_settings
+
+    try:
+        return project_settings(Path.cwd()).filters
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+
+
+class RecordModeChoice(StrEnum):
+    """What becomes of an existing cassette (pytest-recording's record modes)."""
+
+    once = "once"
+    new_episodes = "new_episodes"
+    all = "all"
+    rewrite = "rewrite"
+
+
 @scenario_app.command("record")
 def record(
-    scenario: Annotated[str, typer.Argument(help="A scenario file, or an id in scenarios/.")],
+    scenarios: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Scenario ids (in scenarios/), files or folders.",
+            show_default="every scenario in scenarios/, with --missing",
+        ),
+    ] = None,
     provider: Annotated[
         FormatChoice,
         typer.Option(
             help="Whose wire format to record (all: every format, both: openai and"
             " anthropic, one after the other)."
         ),
-    ],
+    ] = "all",
     sim: Annotated[
         bool,
         typer.Option("--sim", help="Record from the in-process simulated provider (no key)."),
@@ -204,47 +271,88 @@ def record(
         typer.Option(help="Model to record with.", show_default="the scenario's"),
     ] = None,
     cassettes: CassettesOption = None,
+    record_mode: Annotated[
+        RecordModeChoice | None,
+        typer.Option(
+            "--record-mode",
+            help="once: only missing cassettes; new_episodes: add new requests to the"
+            " cassette; all: record every request again, keeping the others; rewrite:"
+            " record from scratch.",
+            show_default="rewrite",
+        ),
+    ] = None,
+    missing: Annotated[
+        bool,
+        typer.Option(
+            "--missing", help="Record only cassettes that do not exist (--record-mode once)."
+        ),
+    ] = False,
     force: Annotated[
         bool, typer.Option(help="Write the cassette even if expectations fail.")
     ] = False,
 ) -> None:
-    """Record a scenario's cassette from a real provider, or with --sim from the simulator.
+    """Record cassettes from a real provider, or with --sim from the simulator.
 
     A real recording reads the wire format's key variable (OPENAI_API_KEY,
-    ANTHROPIC_API_KEY, ...) and never runs in CI. Auth headers are dropped
-    and the written file is checked for anything that looks like a key.
+    ANTHROPIC_API_KEY, ...) and never runs in CI. Auth headers are dropped,
+    the nav_filter_* settings of ./pyproject.toml are applied before anything
+    is written, and the written file is checked for anything that looks like
+    a key.
     """
     from navagent.fixtures.harness import (
         RecordError,
         RecordTarget,
+        cassette_path,
+        needs_recording,
         real_target,
         record_scenario,
         simulated_target,
     )
 
-    loaded = _find_scenario(scenario)
+    if missing and record_mode not in (None, RecordModeChoice.once):
+        raise _fail("--missing is --record-mode once; it cannot be combined with another mode")
+    mode = "once" if missing else (record_mode or RecordModeChoice.rewrite).value
+    if not scenarios and not missing:
+        raise _fail("name the scenarios to record, or use --missing to record every missing one")
+    loaded = _find_scenarios(scenarios or ["scenarios"])
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
     if not sim and len(formats_chosen(provider)) > 1 and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
-    folder = _cassette_dir(loaded, cassettes)
+    filters = _project_filters()
+    plan = [
+        (scenario, name)
+        for scenario in loaded
+        for name in formats_chosen(provider)
+        if name in scenario.formats
+        and needs_recording(
+            mode,  # type: ignore[arg-type]  # RecordModeChoice values are RecordModes
+            cassette_path(_cassette_dir(scenario, cassettes), name, scenario.id),
+        )
+    ]
     try:  # every key is checked before anything is recorded
-        targets: list[tuple[WireFormatId, RecordTarget]] = [
-            (
-                name,
-                simulated_target(model=model)
-                if sim
-                else real_target(name, endpoint=endpoint, model=model),
-            )
-            for name in formats_chosen(provider)
-        ]
+        targets: dict[WireFormatId, RecordTarget] = {
+            name: simulated_target(model=model)
+            if sim
+            else real_target(name, endpoint=endpoint, model=model)
+            for name in dict.fromkeys(name for _, name in plan)
+        }
     except RecordError as exc:
         raise _fail(f"nav scenario record: {exc}") from None
     failed = False
-    for name, target in targets:
+    for scenario, name in plan:
+        target = targets[name]
         try:
             result = asyncio.run(
-                record_scenario(loaded, name, cassette_dir=folder, target=target, force=force)
+                record_scenario(
+                    scenario,
+                    name,
+                    cassette_dir=_cassette_dir(scenario, cassettes),
+                    target=target,
+                    force=force,
+                    mode=mode,  # type: ignore[arg-type]  # as above
+                    filters=filters,
+                )
             )
         except RecordError as exc:
             raise _fail(f"nav scenario record: {exc}") from None
@@ -259,5 +367,11 @@ def record(
         for problem in result.problems:
             typer.echo(f"  {problem}")
         failed = failed or not result.written or bool(result.problems)
+    if not plan:
+        typer.echo(
+            "nothing to record: every cassette exists"
+            if mode == "once"
+            else "nothing to record: no scenario is for the chosen formats"
+        )
     if failed:
         raise typer.Exit(1)

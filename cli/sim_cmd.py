@@ -53,6 +53,13 @@ def provider(
         float,
         typer.Option(min=0, help="Delay between streamed events in ms; 0 = as fast as possible."),
     ] = 0.0,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Print each plan's decision trace (the rules that fired) on stderr.",
+        ),
+    ] = False,
 ) -> None:
     r"""Serve the simulated OpenAI (Chat Completions, Responses) + Anthropic API until interrupted.
 
@@ -72,6 +79,12 @@ def provider(
     """
     from navagent.fixtures.provider import SimulatedProvider
 
+    if explain:
+        import logging
+
+        trace = logging.getLogger("navagent.fixtures.provider.model")
+        trace.setLevel(logging.DEBUG)
+        trace.addHandler(logging.StreamHandler())
     host, port = parse_listen(listen)
     _raise_file_limit()
     stop = threading.Event()

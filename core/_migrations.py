@@ -8,9 +8,11 @@ migrations at the end; never edit or reorder one that has shipped.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE", "migrate"]
 
@@ -61,7 +63,64 @@ def m003_entry_usage(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE entries ADD COLUMN usage TEXT")
 
 
-MIGRATIONS: tuple[Migration, ...] = (m001_sessions, m002_entries, m003_entry_usage)
+_LEGACY_THINKING_FIELDS = (
+    "signature",
+    "redacted_data",
+    "item_id",
+    "encrypted_content",
+    "summary",
+    "after_tool_calls",
+)
+"""`ThinkingPart` fields of releases before the opaque payload (issue 22 part 4)."""
+
+
+def m004_thinking_payload(db: sqlite3.Connection) -> None:
+    """Saved thinking parts: provider fields move into the opaque `payload`.
+
+    Each protocol's payload keeps the old field names (Anthropic `signature`
+    or `redacted_data`; Responses `item_id`, `encrypted_content`, `summary`,
+    `after_tool_calls`), so the move needs no knowledge of providers: every
+    old field that is set goes into the payload under its own name. Anthropic
+    parts were saved without an origin, so no route sends them back (every
+    provider accepts a history without them); Responses parts keep theirs.
+    """
+    rows = db.execute(
+        "SELECT session_id, seq, kind, body FROM entries"
+        " WHERE (kind = 'message' AND role = 'assistant') OR kind = 'compaction'"
+    ).fetchall()
+    for session_id, seq, kind, body in rows:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            continue  # unreadable before too: loading reports it, as it did
+        messages = data.get("kept") if kind == "compaction" else [data]
+        changed = False
+        for message in messages if isinstance(messages, list) else []:
+            parts = message.get("thinking") if isinstance(message, dict) else None
+            if isinstance(parts, list):
+                for index, part in enumerate(parts):
+                    if isinstance(part, dict) and "payload" not in part:
+                        parts[index] = _payload_part(part)
+                        changed = True
+        if changed:
+            db.execute(
+                "UPDATE entries SET body = ? WHERE session_id = ? AND seq = ?",
+                (json.dumps(data, ensure_ascii=False), session_id, seq),
+            )
+
+
+def _payload_part(part: dict[str, Any]) -> dict[str, Any]:
+    legacy = {name: part[name] for name in _LEGACY_THINKING_FIELDS if part.get(name)}
+    payload = json.dumps(legacy, separators=(",", ":"), ensure_ascii=False) if legacy else ""
+    return {"text": part.get("text", ""), "origin": part.get("origin", ""), "payload": payload}
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_sessions,
+    m002_entries,
+    m003_entry_usage,
+    m004_thinking_payload,
+)
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

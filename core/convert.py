@@ -87,16 +87,7 @@ def message_to_proto(message: Message) -> pb.ChatMessage:
                     for call in message.tool_calls
                 ],
                 thinking=[
-                    pb.ThinkingBlock(
-                        text=part.text,
-                        signature=part.signature,
-                        redacted_data=part.redacted_data,
-                        item_id=part.item_id,
-                        encrypted_content=part.encrypted_content,
-                        summary=part.summary,
-                        origin=part.origin,
-                        after_tool_calls=part.after_tool_calls,
-                    )
+                    pb.ThinkingBlock(text=part.text, origin=part.origin, payload=part.payload)
                     for part in message.thinking
                 ],
                 refusal=message.refusal,
@@ -130,16 +121,7 @@ def message_from_proto(message: pb.ChatMessage, *, where: str = "message") -> Me
                 for i, call in enumerate(message.tool_calls)
             ),
             thinking=tuple(
-                ThinkingPart(
-                    text=block.text,
-                    signature=block.signature,
-                    redacted_data=block.redacted_data,
-                    item_id=block.item_id,
-                    encrypted_content=block.encrypted_content,
-                    summary=tuple(block.summary),
-                    origin=block.origin,
-                    after_tool_calls=block.after_tool_calls,
-                )
+                ThinkingPart(text=block.text, origin=block.origin, payload=block.payload)
                 for block in message.thinking
             ),
             refusal=message.refusal,

@@ -73,39 +73,27 @@ class ToolCall(FrozenModel):
 
 
 class ThinkingPart(FrozenModel):
-    """A reasoning block, kept so it can be sent back on the next request.
+    """A reasoning block: its text for people, and opaque state for the route that wrote it.
 
-    Anthropic requires the thinking blocks of the last assistant turn, with
-    their signatures, to be replayed unchanged when tool results follow.
-    OpenAI Responses reasoning items (`item_id`, `encrypted_content`) are sent
-    back in their place, before the calls that followed them, so the model
-    keeps its reasoning across a tool loop. Each protocol replays only the
-    parts it produced itself (see `origin`); the others are dropped, which
-    every provider accepts.
+    Providers want reasoning back in their own shapes (Anthropic signed or
+    redacted thinking blocks, OpenAI Responses encrypted reasoning items,
+    OpenRouter `reasoning_details`, DeepSeek `reasoning_content`). The neutral
+    model does not know them: whatever a provider needs back travels in
+    `payload`, which only the request builder of the route named by `origin`
+    reads. Every other route drops it, which every provider accepts, so a
+    failover never sends reasoning where it cannot be read.
     """
 
     text: str = ""
-    """The (possibly summarised) reasoning text; Responses summary parts joined by a blank line."""
-    signature: str = ""
-    """Opaque provider signature that authenticates `text`."""
-    redacted_data: str = ""
-    """Encrypted content of a redacted block; set instead of `text`."""
-    item_id: str = ""
-    """OpenAI Responses reasoning item id (`rs_...`)."""
-    encrypted_content: str = ""
-    """OpenAI Responses opaque reasoning state (`include: ["reasoning.encrypted_content"]`)."""
-    summary: tuple[str, ...] = ()
-    """OpenAI Responses summary parts, as received (`text` is them joined)."""
+    """The (possibly summarised) reasoning text, as shown to people."""
     origin: str = ""
-    """Which route may read the opaque fields back: `<protocol>:<digest of endpoint and model>`.
+    """The route that produced the part: `<protocol>:<digest of endpoint and model>`.
 
-    Set by the translator of the route that produced the part; a request
-    builder replays an opaque part only to a route with the same origin, so a
-    failover to another provider never sends it reasoning it cannot decrypt.
+    Set by that route's stream translator; empty for parts whose origin is
+    unknown (saved before origins existed), which no route reads back.
     """
-    after_tool_calls: int = 0
-    """How many of the message's tool calls came before this part (Responses
-    output items interleave: reasoning, call, reasoning, call)."""
+    payload: str = ""
+    """Opaque provider state for `origin` (JSON text whose shape belongs to that protocol)."""
 
 
 class SystemMessage(FrozenModel):

@@ -14,8 +14,12 @@ reaches the client's history.
 from __future__ import annotations
 
 import hashlib
+import json
+from typing import Any
 
-__all__ = ["route_origin"]
+from navagent.core.messages import ThinkingPart
+
+__all__ = ["own_payload", "route_origin"]
 
 
 def route_origin(protocol: str, endpoint: str, model: str) -> str:
@@ -23,3 +27,18 @@ def route_origin(protocol: str, endpoint: str, model: str) -> str:
     base = endpoint.strip().rstrip("/").removesuffix("/v1").lower()
     digest = hashlib.sha256(f"{base}\n{model.strip()}".encode()).hexdigest()[:12]
     return f"{protocol}:{digest}"
+
+
+def own_payload(part: ThinkingPart, origin: str) -> dict[str, Any] | None:
+    """The decoded payload of `part` when `origin` produced it, else None.
+
+    A payload comes back from the client's history, so one that is not a JSON
+    object is treated as absent (the part is dropped), never an error.
+    """
+    if not part.payload or part.origin != origin:
+        return None
+    try:
+        payload = json.loads(part.payload)
+    except ValueError:
+        return None
+    return payload if type(payload) is dict else None

@@ -16,25 +16,45 @@ finished `AssistantMessage` looks like:
   once; compatible servers that repeat them do not get them doubled);
 - arguments are the concatenated fragments, and no or empty arguments are
   `"{}"`; a call the provider never named is an error, reported by
-  `message()`.
+  `message()`;
+- thinking parts are in order of first appearance, each with its text and
+  an opaque provider payload that only the translator shapes (signatures,
+  encrypted reasoning, `reasoning_details`); every part is stamped with the
+  route's origin, so only that route's request builder reads the payload.
+- a call whose id never arrives gets one derived from the stream
+  (`derived_call_id`: the response id, set as `id_seed`, and the call's
+  position), never drawn at random: the same stream gives the same message
+  however it is chunked, replayed or re-translated (the rule in
+  `navagent.gateway.protocols`).
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Hashable
+import hashlib
+import json
+from collections.abc import Hashable, Mapping
+from typing import Any
 
 from navagent.core.events import RefusalDelta, TextDelta, ThinkingDelta, ToolCallStart
 from navagent.core.messages import AssistantMessage, ThinkingPart, ToolCall
 from navagent.gateway._rope import Rope as _Rope
 
-__all__ = ["IncompleteToolCallError", "PartsAccumulator"]
+__all__ = ["IncompleteToolCallError", "PartsAccumulator", "derived_call_id"]
 
 # Text deltas are the one neutral event made per SSE event. Calling the model's
 # validator directly still validates, but skips the BaseModel.__init__ frame
 # (about a third of the construction cost; see bench/translators.py).
 _text_delta = TextDelta.__pydantic_validator__.validate_python
 _thinking_delta = ThinkingDelta.__pydantic_validator__.validate_python
+
+
+def derived_call_id(seed: str, position: int) -> str:
+    """The id of tool call number `position` (0-based) of the response `seed` names.
+
+    `call_` plus 24 hex digits of a SHA-256, the shape OpenAI's own ids have.
+    """
+    digest = hashlib.sha256(f"{seed}#{position}".encode()).hexdigest()
+    return f"call_{digest[:24]}"
 
 
 class IncompleteToolCallError(ValueError):
@@ -53,24 +73,11 @@ class _ToolCallState:
 
 
 class _ThinkingState:
-    __slots__ = (
-        "after_tool_calls",
-        "encrypted_content",
-        "item_id",
-        "redacted_data",
-        "signature",
-        "summary",
-        "text",
-    )
+    __slots__ = ("payload", "text")
 
-    def __init__(self, after_tool_calls: int) -> None:
+    def __init__(self) -> None:
         self.text = _Rope()
-        self.signature = ""
-        self.redacted_data = ""
-        self.item_id = ""
-        self.encrypted_content = ""
-        self.summary: list[list[str]] = []
-        self.after_tool_calls = after_tool_calls
+        self.payload: Mapping[str, Any] | None = None
 
 
 class PartsAccumulator:
@@ -83,10 +90,13 @@ class PartsAccumulator:
         "_text",
         "_thinking",
         "_thinking_by_key",
+        "id_seed",
         "progress",
     )
 
     def __init__(self) -> None:
+        self.id_seed = ""
+        """Seeds the ids of calls the provider sent none for: the response id, once known."""
         self.progress = 0
         """Characters of content accumulated so far (text, refusal, reasoning,
         tool-call arguments): what the idle timeout measures, so keep-alives
@@ -117,66 +127,42 @@ class PartsAccumulator:
         """True once any refusal text arrived."""
         return len(self._refusal) > 0
 
-    # --- thinking --------------------------------------------------------
+    # --- thinking ------------------------------------------------------
 
     def thinking(self, key: Hashable, text: str) -> ThinkingDelta | None:
-        """Record reasoning text for block `key`; a delta event unless `text` is empty."""
+        """Record reasoning text for part `key`; a delta event unless `text` is empty."""
+        part = self._thinking_by_key.get(key) or self._thinking_part(key)
+        if not text:
+            return None
         self.progress += len(text)
-        self._thinking_part(key).text.append(text)
-        return ThinkingDelta(text=text) if text else None
+        part.text.append(text)
+        return _thinking_delta({"text": text})  # type: ignore[no-any-return]
 
-    def thinking_signature(self, key: Hashable, signature: str) -> None:
-        """Set the signature of thinking block `key` (the provider sends it whole)."""
-        self._thinking_part(key).signature = signature
+    def thinking_payload(self, key: Hashable, payload: Mapping[str, Any]) -> None:
+        """Set the opaque provider state of thinking part `key` (whole; the last one wins).
 
-    def redacted_thinking(self, key: Hashable, data: str) -> None:
-        """Record a redacted thinking block, which arrives whole."""
-        self._thinking_part(key).redacted_data = data
+        Only the translator that writes it and the same protocol's request
+        builder know its shape; it becomes `ThinkingPart.payload` (JSON) and
+        is read back only by a route of the same origin.
+        """
+        self._thinking_part(key).payload = payload
+
+    def replace_thinking_text(self, key: Hashable, text: str) -> None:
+        """Replace the text of part `key` (when the provider's final state supersedes deltas)."""
+        rope = self._thinking_part(key).text = _Rope()
+        rope.append(text)
+
+    def thinking_text_length(self, key: Hashable) -> int:
+        """Characters of reasoning text part `key` holds so far (0 if there is no such part)."""
+        part = self._thinking_by_key.get(key)
+        return len(part.text) if part is not None else 0
 
     def _thinking_part(self, key: Hashable) -> _ThinkingState:
         part = self._thinking_by_key.get(key)
         if part is None:
-            part = self._thinking_by_key[key] = _ThinkingState(len(self._calls))
+            part = self._thinking_by_key[key] = _ThinkingState()
             self._thinking.append(part)
         return part
-
-    # --- reasoning items (OpenAI Responses) -------------------------------
-
-    def reasoning_item(self, key: Hashable, item_id: str) -> None:
-        """Open reasoning item `key`; its place is after the tool calls seen so far."""
-        self._thinking_part(key).item_id = item_id
-
-    def reasoning_summary(self, key: Hashable, index: int, text: str) -> ThinkingDelta | None:
-        """Record a piece of summary part `index`; parts are joined by a blank line."""
-        part = self._thinking_part(key)
-        events = ""
-        while len(part.summary) <= index:
-            if part.summary and part.text:
-                events += "\n\n"
-            part.summary.append([])
-        part.summary[index].append(text)
-        events += text
-        if not events:
-            return None
-        self.progress += len(events)
-        part.text.append(events)
-        return _thinking_delta({"text": events})  # type: ignore[no-any-return]
-
-    def reasoning_done(
-        self, key: Hashable, *, encrypted_content: str, summary: list[str] | None
-    ) -> None:
-        """Finish reasoning item `key` with the provider's final state.
-
-        The final item is authoritative for the opaque content (it can differ
-        from the one `output_item.added` carried) and for summaries that came
-        without deltas.
-        """
-        part = self._thinking_part(key)
-        part.encrypted_content = encrypted_content
-        if summary and not any(part.summary):
-            part.summary = [[text] for text in summary]
-            part.text = _Rope()
-            part.text.append("\n\n".join(summary))
 
     # --- tool calls ------------------------------------------------------
 
@@ -191,8 +177,8 @@ class PartsAccumulator:
         """Record one fragment of the tool call keyed `key` (the vendor's index or id).
 
         Returns a `ToolCallStart` the first time the call's name is known. A
-        call whose id has not arrived by then gets a generated one, as some
-        OpenAI-compatible servers never send ids.
+        call whose id has not arrived by then gets a derived one
+        (`derived_call_id`), as some OpenAI-compatible servers never send ids.
         """
         call = self._calls_by_key.get(key)
         if call is None:
@@ -210,8 +196,13 @@ class PartsAccumulator:
         call.started = True
         self.progress += 1
         if not call.id:
-            call.id = f"call_{uuid.uuid4().hex[:24]}"
+            call.id = derived_call_id(self.id_seed, call.index)
         return ToolCallStart(index=call.index, id=call.id, name=call.name)
+
+    @property
+    def tool_call_count(self) -> int:
+        """How many tool calls the message has so far (where interleaved reasoning sits)."""
+        return len(self._calls)
 
     def has_tool_call(self, key: Hashable) -> bool:
         """True when a tool call is keyed `key`."""
@@ -232,8 +223,8 @@ class PartsAccumulator:
         """Return the finished assistant message.
 
         Args:
-            origin: Stamped on reasoning items (`ThinkingPart.origin`): the
-                route that can read their encrypted content back.
+            origin: Stamped on every thinking part (`ThinkingPart.origin`): the
+                route that produced it, the only one that reads its payload back.
 
         Raises:
             IncompleteToolCallError: a tool call never received a name.
@@ -253,15 +244,15 @@ class PartsAccumulator:
             thinking=tuple(
                 ThinkingPart(
                     text=str(part.text),
-                    signature=part.signature,
-                    redacted_data=part.redacted_data,
-                    item_id=part.item_id,
-                    encrypted_content=part.encrypted_content,
-                    summary=tuple("".join(pieces) for pieces in part.summary),
-                    origin=origin if part.item_id else "",
-                    after_tool_calls=part.after_tool_calls if part.item_id else 0,
+                    origin=origin,
+                    payload=_encode_payload(part.payload) if part.payload else "",
                 )
                 for part in self._thinking
             ),
             refusal=str(self._refusal),
         )
+
+
+def _encode_payload(payload: Mapping[str, Any]) -> str:
+    """Compact JSON of a provider payload, non-ASCII kept as is."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)

@@ -3,9 +3,10 @@
 A translator emits zero or more deltas, then `TurnEnd`, then exactly one
 terminal event (`MessageComplete` or `StreamError`), and nothing after it.
 `finish()` before the provider's terminator is a truncated stream and becomes
-a retryable `StreamError`, never a short "success". Subclasses map wire events
-onto the shared `PartsAccumulator` and call `_complete`, `_fail` or
-`_malformed`.
+a retryable `StreamError`, never a short "success" (a protocol whose servers
+may end a finished stream without the terminator says so by overriding it).
+Subclasses map wire events onto the shared `PartsAccumulator` and call
+`_complete`, `_fail` or `_malformed`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from navagent.core.events import (
     Usage,
 )
 from navagent.gateway._parts import IncompleteToolCallError, PartsAccumulator
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions
 from navagent.gateway.errors import malformed_stream_error, truncated_stream_error
 
 __all__ = ["BaseStreamTranslator"]
@@ -37,11 +39,12 @@ class BaseStreamTranslator:
     finish_reasons: ClassVar[dict[str, FinishReason]]
     """Provider finish reason -> neutral one; anything else is "other"."""
 
-    __slots__ = ("_done", "_finish_reason", "_origin", "_parts", "_token_usage")
+    __slots__ = ("_done", "_finish_reason", "_options", "_origin", "_parts", "_token_usage")
 
-    def __init__(self, *, origin: str = "") -> None:
-        """`origin`: the route this stream comes from (`ThinkingPart.origin`)."""
+    def __init__(self, *, origin: str = "", options: RouteOptions = DEFAULT_ROUTE_OPTIONS) -> None:
+        """`origin`: the route this stream comes from (`ThinkingPart.origin`), `options` its own."""
         self._origin = origin
+        self._options = options
         self._parts = PartsAccumulator()
         self._done = False
         self._finish_reason = ""

@@ -8,13 +8,45 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from navagent.core.events import StreamEvent
 from navagent.core.messages import ChatRequest
 from navagent.gateway.sse import SSEEvent
 
-__all__ = ["RequestBuilder", "StreamTranslator", "TranslatorFactory", "UpstreamRequest"]
+__all__ = [
+    "DEFAULT_ROUTE_OPTIONS",
+    "ReasoningEcho",
+    "RequestBuilder",
+    "RouteOptions",
+    "StreamTranslator",
+    "ThinkTags",
+    "TranslatorFactory",
+    "UpstreamRequest",
+]
+
+ThinkTags = Literal["keep", "split"]
+"""`<think>...</think>` at the start of the content: kept as text, or split out as thinking."""
+
+ReasoningEcho = Literal["reasoning_details", "reasoning_content", "none"]
+"""How an OpenAI-compatible server wants its reasoning back on later requests (README)."""
+
+
+@dataclass(frozen=True)
+class RouteOptions:
+    """Per-route settings of how a protocol reads and writes what servers disagree on.
+
+    Only `openai_chat_completions` reads them today: OpenAI-compatible servers
+    differ in ways a stream does not reveal. Every other protocol ignores them.
+    """
+
+    think_tags: ThinkTags = "keep"
+    """`split`: a `<think>...</think>` block opening the content is thinking, not text."""
+    reasoning_echo: ReasoningEcho = "reasoning_details"
+    """Which field carries this route's own reasoning back on assistant messages."""
+
+
+DEFAULT_ROUTE_OPTIONS = RouteOptions()
 
 
 @dataclass(frozen=True)
@@ -32,7 +64,14 @@ class RequestBuilder(Protocol):
     """Build a provider request from a neutral one; pure, no I/O."""
 
     def __call__(
-        self, request: ChatRequest, /, *, endpoint: str, model: str, api_key: str
+        self,
+        request: ChatRequest,
+        /,
+        *,
+        endpoint: str,
+        model: str,
+        api_key: str,
+        options: RouteOptions = DEFAULT_ROUTE_OPTIONS,
     ) -> UpstreamRequest:
         """Return the request for `model` at `endpoint` (with or without `/v1`)."""
         ...
@@ -71,6 +110,8 @@ class StreamTranslator(Protocol):
 class TranslatorFactory(Protocol):
     """Make a fresh `StreamTranslator`; `origin` is stamped on opaque reasoning it keeps."""
 
-    def __call__(self, *, origin: str = "") -> StreamTranslator:
+    def __call__(
+        self, *, origin: str = "", options: RouteOptions = DEFAULT_ROUTE_OPTIONS
+    ) -> StreamTranslator:
         """Return a translator for one response body."""
         ...

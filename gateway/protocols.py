@@ -22,7 +22,11 @@ and then only ever calls the four members of `ChatProtocol`:
     decoder.finish()
     yield from translator.finish()          # StreamError if the body was truncated
 
-Everything behind these members is pure: no I/O, no clocks, no globals.
+Everything behind these members is pure: no I/O, no clocks, no globals, no
+randomness. One rule for ids a provider did not send (a tool call without an
+id, a legacy `function_call`): derive them from what the stream did send,
+`derived_call_id(response id, call position)` in `_parts`, so one stream always
+translates to the same message, in any chunking, live or replayed.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from navagent.core.events import ChatError
 from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS
 from navagent.gateway._origin import route_origin
 from navagent.gateway._types import (
+    DEFAULT_ROUTE_OPTIONS,
     RequestBuilder,
+    RouteOptions,
     StreamTranslator,
     TranslatorFactory,
     UpstreamRequest,
@@ -46,6 +52,7 @@ __all__ = [
     "ChatProtocol",
     "PROTOCOLS",
     "RequestBuilder",
+    "RouteOptions",
     "StreamTranslator",
     "TranslatorFactory",
     "UpstreamRequest",
@@ -60,19 +67,22 @@ class ChatProtocol:
     name: str
     """The route protocol name, as written in routes files (`WireFormat.protocol`)."""
     build_request: RequestBuilder
-    """`(request, *, endpoint, model, api_key) -> UpstreamRequest`; pure."""
+    """`(request, *, endpoint, model, api_key, options) -> UpstreamRequest`; pure."""
     new_translator: TranslatorFactory
-    """`(*, origin="") -> StreamTranslator`: a fresh translator; one per response body."""
+    """`(*, origin="", options) -> StreamTranslator`: a fresh translator per response body."""
     error_from_response: Callable[[int, bytes], ChatError]
     """HTTP status + error body (any content, even HTML or empty) -> classified `ChatError`."""
 
-    def translator_for(self, *, endpoint: str, model: str) -> StreamTranslator:
+    def translator_for(
+        self, *, endpoint: str, model: str, options: RouteOptions = DEFAULT_ROUTE_OPTIONS
+    ) -> StreamTranslator:
         """A fresh translator for a response from `model` at `endpoint`.
 
-        It stamps opaque reasoning with the route's origin, so the next request
-        replays it only to the same route (see `navagent.gateway._origin`).
+        It stamps reasoning with the route's origin, so the next request
+        replays it only to the same route (see `navagent.gateway._origin`),
+        and reads the stream as the route's `options` say.
         """
-        return self.new_translator(origin=route_origin(self.name, endpoint, model))
+        return self.new_translator(origin=route_origin(self.name, endpoint, model), options=options)
 
 
 def load_protocol(name: str, module_path: str) -> ChatProtocol:

@@ -9,6 +9,11 @@ A routes file looks like::
         protocols: [anthropic_messages]           # and/or openai_chat_completions, openai_responses
         api_key_env: ANTHROPIC_API_KEY            # or api_key: <literal>
         enabled: true                             # optional, default true
+        think_tags: split                         # optional, openai_chat_completions only
+        reasoning_echo: reasoning_content         # optional, openai_chat_completions only
+
+`think_tags` and `reasoning_echo` say what an OpenAI-compatible server's
+stream does not (`RouteOptions`; README "OpenAI-compatible servers").
 
 Unknown keys are ignored, as Navigator does, but each one is reported in
 `RouteTable.warnings` with the nearest known key, so a typo such as `enabeld`
@@ -34,6 +39,7 @@ from navagent.core.messages import DEFAULT_ROUTING_HINT, FrozenModel
 from navagent.core.redaction import header_safe_problem, register_secret
 from navagent.core.wire_formats import ROUTE_PROTOCOLS, protocol_precedence
 from navagent.gateway._config_file import nearest_key, read_yaml_file
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, ReasoningEcho, RouteOptions, ThinkTags
 
 __all__ = [
     "CHAT_PROTOCOLS",
@@ -84,6 +90,8 @@ class _RouteSpec(BaseModel):
     api_key_env: str | None = None
     enabled: bool = True
     name: str | None = None
+    think_tags: ThinkTags | None = None
+    reasoning_echo: ReasoningEcho | None = None
 
     @field_validator("routing_hint", "endpoint", "model")
     @classmethod
@@ -129,6 +137,8 @@ class Route(FrozenModel):
     key_source: str = "api_key"
     """Where the key came from, for error texts: `api_key_env NAME` or `api_key`."""
     enabled: bool = True
+    options: RouteOptions = DEFAULT_ROUTE_OPTIONS
+    """How its protocol reads and writes what servers disagree on (`think_tags`, ...)."""
 
     def model_post_init(self, _context: object) -> None:
         """Register the key with the redaction path: no route key can leave the process."""
@@ -241,6 +251,13 @@ def parse_routes(
             + (f" (did you mean {near!r}?)" if near else "")
             for key, near in unknown.items()
         ]
+        if route.chat_protocol not in (None, "openai_chat_completions"):
+            warnings += [
+                f"{where}: {key!r} applies to openai_chat_completions only; "
+                f"this route speaks {route.chat_protocol}, so it is ignored"
+                for key in ("think_tags", "reasoning_echo")
+                if getattr(spec, key) is not None
+            ]
         if route.chat_protocol is None:
             warnings.append(
                 f"{where}: lists only {', '.join(route.protocols)}, which the Chat service "
@@ -289,6 +306,10 @@ def _resolve(spec: _RouteSpec, *, where: str, position: int, environ: Mapping[st
         api_key=SecretStr(key),
         key_source=source,
         enabled=spec.enabled,
+        options=RouteOptions(
+            think_tags=spec.think_tags or DEFAULT_ROUTE_OPTIONS.think_tags,
+            reasoning_echo=spec.reasoning_echo or DEFAULT_ROUTE_OPTIONS.reasoning_echo,
+        ),
     )
 
 

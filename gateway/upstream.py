@@ -177,6 +177,7 @@ class Upstream:
             endpoint=route.endpoint,
             model=route.model,
             api_key=route.api_key.get_secret_value(),
+            options=route.options,
         )
         content = _encode_json(outgoing.body)
         headers = {**outgoing.headers, "content-type": "application/json"}
@@ -197,7 +198,9 @@ class Upstream:
                     raise await _status_failure(protocol, route, response)
                 if not _is_event_stream(response):
                     raise await _not_a_stream(protocol, response)
-            translator = protocol.translator_for(endpoint=route.endpoint, model=route.model)
+            translator = protocol.translator_for(
+                endpoint=route.endpoint, model=route.model, options=route.options
+            )
             async for batch in _translate(translator, response, first_content_by, self.timeouts):
                 yield batch
         except TimeoutError:

@@ -156,43 +156,27 @@ class ThinkingBlock(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TEXT_FIELD_NUMBER: _builtins.int
-    SIGNATURE_FIELD_NUMBER: _builtins.int
-    REDACTED_DATA_FIELD_NUMBER: _builtins.int
-    ITEM_ID_FIELD_NUMBER: _builtins.int
-    ENCRYPTED_CONTENT_FIELD_NUMBER: _builtins.int
-    SUMMARY_FIELD_NUMBER: _builtins.int
     ORIGIN_FIELD_NUMBER: _builtins.int
-    AFTER_TOOL_CALLS_FIELD_NUMBER: _builtins.int
+    PAYLOAD_FIELD_NUMBER: _builtins.int
     text: _builtins.str
-    signature: _builtins.str
-    redacted_data: _builtins.str
-    """Set instead of text for Anthropic redacted_thinking blocks."""
-    item_id: _builtins.str
-    """OpenAI Responses reasoning item: its id (rs_...) and opaque state."""
-    encrypted_content: _builtins.str
     origin: _builtins.str
-    """Which route may read the opaque fields back ("<protocol>:<digest>")."""
-    after_tool_calls: _builtins.int
-    """How many of the message's tool calls came before this block."""
-    @_builtins.property
-    def summary(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """OpenAI Responses summary parts, as received (text is them joined)."""
-
+    """The route that produced the block ("<protocol>:<digest>"); only that
+    route reads the payload back.
+    """
+    payload: _builtins.str
+    """Opaque provider state (JSON text whose shape belongs to the origin's
+    protocol): signatures, encrypted reasoning, reasoning_details, ...
+    """
     def __init__(
         self,
         *,
         text: _builtins.str = ...,
-        signature: _builtins.str = ...,
-        redacted_data: _builtins.str = ...,
-        item_id: _builtins.str = ...,
-        encrypted_content: _builtins.str = ...,
-        summary: _abc.Iterable[_builtins.str] | None = ...,
         origin: _builtins.str = ...,
-        after_tool_calls: _builtins.int = ...,
+        payload: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_tool_calls", b"after_tool_calls", "encrypted_content", b"encrypted_content", "item_id", b"item_id", "origin", b"origin", "redacted_data", b"redacted_data", "signature", b"signature", "summary", b"summary", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["origin", b"origin", "payload", b"payload", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -5,8 +5,9 @@ conversation is reshaped:
 
 - every system message is lifted into the top-level `system` string, joined
   with a blank line, in order (not only the last one);
-- assistant turns replay thinking blocks first (with their signatures;
-  redacted ones as `redacted_thinking`), then text, then a refusal as text
+- assistant turns replay thinking blocks first, those this route produced
+  (`ThinkingPart.origin`) with their signatures (redacted ones as
+  `redacted_thinking`; others are dropped, as Anthropic accepts), then text, then a refusal as text
   (the Messages API has no refusal field; the model should see what it
   said), then `tool_use` blocks whose `input` is the parsed arguments (`{}`
   when they are not a JSON object);
@@ -42,7 +43,8 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from navagent.gateway._types import UpstreamRequest
+from navagent.gateway._origin import own_payload, route_origin
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions, UpstreamRequest
 from navagent.gateway._urls import api_url
 from navagent.gateway.anthropic.wire import (
     CacheControl,
@@ -53,7 +55,15 @@ from navagent.gateway.anthropic.wire import (
     ToolUseBlockParam,
 )
 
-__all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "build_messages", "build_request"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "PROTOCOL",
+    "build_messages",
+    "build_request",
+]
+
+PROTOCOL = "anthropic_messages"
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -61,10 +71,16 @@ DEFAULT_MAX_TOKENS = 4096
 
 
 def build_request(
-    request: ChatRequest, /, *, endpoint: str, model: str, api_key: str
+    request: ChatRequest,
+    /,
+    *,
+    endpoint: str,
+    model: str,
+    api_key: str,
+    options: RouteOptions = DEFAULT_ROUTE_OPTIONS,  # noqa: ARG001 - the protocol's shape
 ) -> UpstreamRequest:
     """Build `POST {endpoint}/v1/messages` for `request` (model from the route)."""
-    messages = build_messages(request.messages)
+    messages = build_messages(request.messages, origin=route_origin(PROTOCOL, endpoint, model))
     _mark_last_block(messages)
     body: RequestBody = {
         "model": model,
@@ -97,13 +113,16 @@ def build_request(
     )
 
 
-def build_messages(messages: tuple[Message, ...]) -> list[RequestMessage]:
-    """Map the non-system messages to strictly alternating Anthropic turns."""
+def build_messages(messages: tuple[Message, ...], *, origin: str) -> list[RequestMessage]:
+    """Map the non-system messages to strictly alternating Anthropic turns.
+
+    Thinking blocks go back only when `origin` (the route's) produced them.
+    """
     turns: list[RequestMessage] = []
     for message in messages:
         if isinstance(message, SystemMessage):
             continue
-        role, blocks = _turn(message)
+        role, blocks = _turn(message, origin)
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
@@ -114,14 +133,14 @@ def build_messages(messages: tuple[Message, ...]) -> list[RequestMessage]:
 
 
 def _turn(
-    message: UserMessage | AssistantMessage | ToolResultMessage,
+    message: UserMessage | AssistantMessage | ToolResultMessage, origin: str
 ) -> tuple[Literal["user", "assistant"], list[ContentBlockParam]]:
     match message:
         case UserMessage():
             return "user", _text_blocks(message.content)
         case AssistantMessage():
             blocks: list[ContentBlockParam] = [
-                block for part in message.thinking if (block := _thinking(part)) is not None
+                block for part in message.thinking if (block := _thinking(part, origin)) is not None
             ]
             blocks += _text_blocks(message.content)
             blocks += _text_blocks(message.refusal)
@@ -173,12 +192,16 @@ def _text_blocks(text: str) -> list[ContentBlockParam]:
     return [{"type": "text", "text": text}] if text.strip() else []
 
 
-def _thinking(part: ThinkingPart) -> ContentBlockParam | None:
-    """Replay one reasoning block; an unsigned one cannot be verified and is dropped."""
-    if part.redacted_data:
-        return {"type": "redacted_thinking", "data": part.redacted_data}
-    if part.signature:
-        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+def _thinking(part: ThinkingPart, origin: str) -> ContentBlockParam | None:
+    """Replay one reasoning block of this route; an unsigned one cannot be verified: dropped."""
+    payload = own_payload(part, origin)
+    if payload is None:
+        return None
+    redacted, signature = payload.get("redacted_data"), payload.get("signature")
+    if type(redacted) is str and redacted:
+        return {"type": "redacted_thinking", "data": redacted}
+    if type(signature) is str and signature:
+        return {"type": "thinking", "thinking": part.text, "signature": signature}
     return None
 
 

@@ -13,6 +13,8 @@ Wire facts this encodes (each pinned by a transcript in fixtures/sse/anthropic):
   `content_block_stop`; no or empty fragments give `{}`; JSON that is not an
   object is a `StreamError`, as it makes the official SDK raise.
 - `signature_delta` sets the thinking block's signature (it arrives whole).
+  Signatures and redacted blocks are the part's payload (`ThinkingPayload`),
+  sent back only to the route that produced them.
 - `message_start.message` is the start of the message, as the SDK treats it:
   with programmatic tool calling it can already hold content blocks (a whole
   `tool_use`) and a `stop_reason`, followed directly by `message_stop`.
@@ -37,6 +39,7 @@ from typing import Any, ClassVar
 
 from navagent.core.events import ChatError, FinishReason, StreamEvent, Usage
 from navagent.gateway._translator import BaseStreamTranslator
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions
 from navagent.gateway.errors import error_from_payload
 from navagent.gateway.errors import error_from_response as _error_from_response
 from navagent.gateway.sse import SSEEvent
@@ -69,8 +72,8 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
 
     __slots__ = ("_blocks", "_counts", "_start_inputs")
 
-    def __init__(self, *, origin: str = "") -> None:
-        super().__init__(origin=origin)
+    def __init__(self, *, origin: str = "", options: RouteOptions = DEFAULT_ROUTE_OPTIONS) -> None:
+        super().__init__(origin=origin, options=options)
         self._counts: dict[str, int] = {}
         """The provider's own usage counts so far, by wire name."""
         self._blocks: dict[int, str] = {}
@@ -161,7 +164,7 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
             signature = delta.get("signature")
             if type(signature) is not str:
                 return self._malformed(f"signature_delta in block {index} has no signature")
-            self._parts.thinking_signature(index, signature)
+            self._parts.thinking_payload(index, {"signature": signature})
         return []
 
     def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
@@ -188,14 +191,14 @@ class AnthropicStreamTranslator(BaseStreamTranslator):
             text, signature = block.get("thinking"), block.get("signature")
             event = self._parts.thinking(index, text if type(text) is str else "")
             if signature and type(signature) is str:
-                self._parts.thinking_signature(index, signature)
+                self._parts.thinking_payload(index, {"signature": signature})
             return [event] if event else []
         if block_type == "redacted_thinking":
             self._blocks[index] = _OTHER
             data = block.get("data")
             if type(data) is not str:
                 return self._malformed(f"redacted_thinking block {index} has no data string")
-            self._parts.redacted_thinking(index, data)
+            self._parts.thinking_payload(index, {"redacted_data": data})
             return []
         self._blocks[index] = _OTHER
         return []

@@ -30,6 +30,7 @@ __all__ = [
     "StreamUsage",
     "TextBlockParam",
     "ThinkingBlockParam",
+    "ThinkingPayload",
     "ToolParam",
     "ToolResultBlockParam",
     "ToolUseBlockParam",
@@ -51,6 +52,15 @@ class TextBlockParam(TypedDict):
     type: Literal["text"]
     text: str
     cache_control: NotRequired[CacheControl]
+
+
+class ThinkingPayload(TypedDict, total=False):
+    """What a thinking block leaves in `ThinkingPart.payload`: one of the two, never both."""
+
+    signature: str
+    """Authenticates the part's text; a thinking block goes back with it, unchanged."""
+    redacted_data: str
+    """The encrypted content of a `redacted_thinking` block (the part has no text)."""
 
 
 class ThinkingBlockParam(TypedDict):

@@ -23,6 +23,7 @@ __all__ = [
     "FunctionDefinition",
     "FunctionDelta",
     "PromptTokensDetails",
+    "ReasoningPayload",
     "RequestBody",
     "RequestMessage",
     "StreamOptions",
@@ -61,6 +62,10 @@ class RequestMessage(TypedDict):
     tool_call_id: NotRequired[str]
     refusal: NotRequired[str]
     """Assistant only: the model's refusal, apart from its content."""
+    reasoning_content: NotRequired[str]
+    """Assistant only, not OpenAI's: reasoning sent back (`reasoning_echo: reasoning_content`)."""
+    reasoning_details: NotRequired[list[dict[str, Any]]]
+    """Assistant only, OpenRouter's: the reasoning items as received, sent back unchanged."""
 
 
 class FunctionDefinition(TypedDict):
@@ -126,6 +131,19 @@ class ChoiceDelta(TypedDict, total=False):
     tool_calls: list[ToolCallDelta] | None
     function_call: FunctionDelta | None
     """Legacy `functions` API: the one call's name, then argument fragments."""
+    reasoning_content: str | None
+    """Not OpenAI's: reasoning text (DeepSeek, Qwen, xAI, Z.ai, llama.cpp, SGLang, vLLM)."""
+    reasoning: str | None
+    """Not OpenAI's: reasoning text (Groq, Cerebras, OpenRouter, newer vLLM)."""
+    reasoning_details: list[dict[str, Any]] | None
+    """OpenRouter: reasoning items (`reasoning.text`, `.summary`, `.encrypted`), by `index`."""
+
+
+class ReasoningPayload(TypedDict):
+    """What a Chat Completions stream leaves in `ThinkingPart.payload`."""
+
+    reasoning_details: list[dict[str, Any]]
+    """OpenRouter's items, merged by `index` (text joined, signatures and data whole)."""
 
 
 class ChunkChoice(TypedDict, total=False):

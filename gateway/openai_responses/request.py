@@ -9,11 +9,12 @@ The history becomes `input` items:
 - each tool call is a `function_call` item keyed by its `call_id`, each tool
   result a `function_call_output` with the same `call_id`;
 - reasoning items this route produced (`ThinkingPart.origin` equals the
-  route's) go back in their place: before the text, or before the call they
-  preceded (`after_tool_calls`). A reasoning item must be followed by an item
-  of its own turn, so one with nothing after it is dropped, as are parts from
-  other routes or protocols and parts without encrypted content (with
-  `store: false` the server keeps nothing, so an id alone is refused).
+  route's; their `ReasoningPayload`) go back in their place: before the text,
+  or before the call they preceded (`after_tool_calls`). A reasoning item must
+  be followed by an item of its own turn, so one with nothing after it is
+  dropped, as are parts from other routes or protocols and parts without
+  encrypted content (with `store: false` the server keeps nothing, so an id
+  alone is refused).
 
 `store: false` always: the gateway is stateless. Reasoning models (o-series,
 gpt-5 and later) also get `include: ["reasoning.encrypted_content"]` and
@@ -35,8 +36,8 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from navagent.gateway._origin import route_origin
-from navagent.gateway._types import UpstreamRequest
+from navagent.gateway._origin import own_payload, route_origin
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions, UpstreamRequest
 from navagent.gateway._urls import openai_style_request
 from navagent.gateway.openai_responses.wire import (
     FunctionToolParam,
@@ -58,7 +59,13 @@ def is_reasoning_model(model: str) -> bool:
 
 
 def build_request(
-    request: ChatRequest, /, *, endpoint: str, model: str, api_key: str
+    request: ChatRequest,
+    /,
+    *,
+    endpoint: str,
+    model: str,
+    api_key: str,
+    options: RouteOptions = DEFAULT_ROUTE_OPTIONS,  # noqa: ARG001 - the protocol's shape
 ) -> UpstreamRequest:
     """Build `POST {endpoint}/v1/responses` for `request` (model from the route)."""
     reasoning = is_reasoning_model(model)
@@ -108,8 +115,10 @@ def _assistant_items(message: AssistantMessage, origin: str) -> list[InputItem]:
     calls = message.tool_calls
     reasoning: list[list[ReasoningItem]] = [[] for _ in range(len(calls) + 1)]
     for part in message.thinking:
-        if _replayable(part, origin):
-            reasoning[min(part.after_tool_calls, len(calls))].append(_reasoning(part))
+        replay = _reasoning(part, origin)
+        if replay is not None:
+            item, after_tool_calls = replay
+            reasoning[min(after_tool_calls, len(calls))].append(item)
     items: list[InputItem] = list(reasoning[0])
     # A refusal goes back as the assistant's text: input messages have no refusal part.
     text = "\n\n".join(part for part in (message.content, message.refusal) if part)
@@ -132,17 +141,27 @@ def _assistant_items(message: AssistantMessage, origin: str) -> list[InputItem]:
     return items
 
 
-def _replayable(part: ThinkingPart, origin: str) -> bool:
-    return bool(part.item_id and part.encrypted_content) and part.origin == origin
+def _reasoning(part: ThinkingPart, origin: str) -> tuple[ReasoningItem, int] | None:
+    """The item to send back and how many calls precede it; None when not replayable.
 
-
-def _reasoning(part: ThinkingPart) -> ReasoningItem:
-    return {
+    Only this route's parts with encrypted content qualify: with `store:
+    false` an id alone is refused.
+    """
+    payload = own_payload(part, origin)
+    if payload is None:
+        return None
+    item_id, encrypted = payload.get("item_id"), payload.get("encrypted_content")
+    summary, after = payload.get("summary"), payload.get("after_tool_calls")
+    if type(item_id) is not str or not item_id or type(encrypted) is not str or not encrypted:
+        return None
+    texts = [text for text in summary if type(text) is str] if type(summary) is list else []
+    item: ReasoningItem = {
         "type": "reasoning",
-        "id": part.item_id,
-        "summary": [{"type": "summary_text", "text": text} for text in part.summary],
-        "encrypted_content": part.encrypted_content,
+        "id": item_id,
+        "summary": [{"type": "summary_text", "text": text} for text in texts],
+        "encrypted_content": encrypted,
     }
+    return item, after if type(after) is int and after >= 0 else 0
 
 
 def _tool(tool: Tool) -> FunctionToolParam:

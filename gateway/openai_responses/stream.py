@@ -19,6 +19,9 @@ Wire facts this encodes (each pinned by a stream in shared/conformance/responses
   a blank line. The reasoning item's `encrypted_content` is the one of
   `output_item.done`, replaced by the final response's where that has one
   (the three can all differ when built-in tool calls follow the reasoning).
+  Item id, encrypted content, summary parts and the item's place among the
+  tool calls are the thinking part's payload (`ReasoningPayload`), which only
+  this route's request builder reads back.
 - Item types the neutral model does not carry (web_search_call, mcp_call,
   compaction, ...) and their events are ignored; `unmodelled` lists them.
 - Usage: `input_tokens` already include the cached ones
@@ -45,8 +48,10 @@ from navagent.core.events import (
 )
 from navagent.gateway._parts import IncompleteToolCallError
 from navagent.gateway._translator import BaseStreamTranslator
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions
 from navagent.gateway.errors import error_from_payload
 from navagent.gateway.errors import error_from_response as _error_from_response
+from navagent.gateway.openai_responses.wire import ReasoningPayload
 from navagent.gateway.sse import SSEEvent
 
 __all__ = ["ResponsesStreamTranslator", "error_from_response"]
@@ -70,12 +75,16 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
         "content_filter": "content_filter",
     }
 
-    __slots__ = ("_items", "unmodelled")
+    __slots__ = ("_items", "_reasoning", "_summaries", "unmodelled")
 
-    def __init__(self, *, origin: str = "") -> None:
-        super().__init__(origin=origin)
+    def __init__(self, *, origin: str = "", options: RouteOptions = DEFAULT_ROUTE_OPTIONS) -> None:
+        super().__init__(origin=origin, options=options)
         self._items: dict[Any, str] = {}
         """Item key -> item type, for the items that are open or done."""
+        self._reasoning: dict[Any, ReasoningPayload] = {}
+        """Reasoning item key -> its payload so far (the part's payload, updated in place)."""
+        self._summaries: dict[Any, list[list[str]]] = {}
+        """Reasoning item key -> the pieces of each summary part received as deltas."""
         self.unmodelled: list[str] = []
         """Output item types seen and not carried, in order of first appearance."""
 
@@ -155,7 +164,15 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             )
             return [start] if start else []
         if item_type == "reasoning":
-            self._parts.reasoning_item(key, key if type(key) is str else "")
+            if type(key) is str:  # an item without an id cannot be sent back
+                reasoning: ReasoningPayload = {
+                    "item_id": key,
+                    "encrypted_content": "",
+                    "summary": [],
+                    "after_tool_calls": self._parts.tool_call_count,
+                }
+                self._reasoning[key] = reasoning
+                self._parts.thinking_payload(key, reasoning)
             return []
         if item_type != "message":
             self._note_unmodelled(self._items[key])
@@ -184,12 +201,24 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
                 if type(summary) is list
                 else None
             )
-            self._parts.reasoning_done(
-                key,
-                encrypted_content=encrypted if type(encrypted) is str else "",
-                summary=texts,
-            )
+            self._reasoning_done(key, encrypted if type(encrypted) is str else "", texts)
         return events
+
+    def _reasoning_done(self, key: Any, encrypted: str, summary: list[str] | None) -> None:
+        """Finish reasoning item `key` with the provider's final state.
+
+        The final item is authoritative for the opaque content (it can differ
+        from the one `output_item.added` carried) and for summaries that came
+        without deltas.
+        """
+        streamed = ["".join(pieces) for pieces in self._summaries.get(key, ())]
+        if summary and not any(streamed):
+            streamed = summary
+            self._parts.replace_thinking_text(key, "\n\n".join(summary))
+        payload = self._reasoning.get(key)
+        if payload is not None:
+            payload["encrypted_content"] = encrypted
+            payload["summary"] = streamed
 
     def _arguments_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
         key, delta = self._key(payload), payload.get("delta")
@@ -206,7 +235,14 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             return self._malformed(
                 "response.reasoning_summary_text.delta needs a delta string and a summary_index"
             )
-        event = self._parts.reasoning_summary(key, index, delta)
+        summary = self._summaries.setdefault(key, [])
+        text = ""
+        while len(summary) <= index:
+            if summary and self._parts.thinking_text_length(key):
+                text += "\n\n"
+            summary.append([])
+        summary[index].append(delta)
+        event = self._parts.thinking(key, text + delta)
         return [event] if event else []
 
     def _reasoning_text_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
@@ -253,8 +289,9 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             if type(item) is not dict or item.get("type") != "reasoning":
                 continue
             key, encrypted = item.get("id"), item.get("encrypted_content")
-            if self._items.get(key) == "reasoning" and type(encrypted) is str and encrypted:
-                self._parts.reasoning_done(key, encrypted_content=encrypted, summary=None)
+            payload = self._reasoning.get(key)
+            if payload is not None and type(encrypted) is str and encrypted:
+                payload["encrypted_content"] = encrypted
 
     def _usage(self, usage: Any) -> str:
         if type(usage) is not dict:

@@ -19,6 +19,7 @@ __all__ = [
     "MessageItem",
     "ReasoningItem",
     "ReasoningParam",
+    "ReasoningPayload",
     "RequestBody",
     "ResponseObject",
     "ResponseUsage",
@@ -55,6 +56,19 @@ class ReasoningItem(TypedDict):
     id: str
     summary: list[SummaryText]
     encrypted_content: str
+
+
+class ReasoningPayload(TypedDict):
+    """What a reasoning item leaves in `ThinkingPart.payload` to be sent back in place."""
+
+    item_id: str
+    """`rs_...`."""
+    encrypted_content: str
+    """Empty unless the request asked for `reasoning.encrypted_content`."""
+    summary: list[str]
+    """Summary parts as received (the part's text is them joined)."""
+    after_tool_calls: int
+    """How many of the message's tool calls came before the item (items interleave)."""
 
 
 class FunctionCallItem(TypedDict):

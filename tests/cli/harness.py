@@ -22,7 +22,7 @@ from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from navagent.cli.conversation import Conversation
+from navagent.cli.conversation import AgentSession
 from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
@@ -86,7 +86,7 @@ class ReplDriver:
                 recorder=recorder,
             )
 
-        self.conversation = Conversation(make_agent, store=store, cluster="demo", session=session)
+        self.conversation = AgentSession(make_agent, store=store, cluster="demo", session=session)
         self.session = make_prompt_session(
             input=pipe, output=DummyOutput(), tool_names=[tool.name for tool in TOOLS]
         )

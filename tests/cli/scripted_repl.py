@@ -18,7 +18,7 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from rich.console import Console
 
-from navagent.cli.conversation import Conversation
+from navagent.cli.conversation import AgentSession
 from navagent.cli.render import TerminalRenderer
 from navagent.cli.repl import run_repl
 from navagent.core.agent import Agent, ConversationRecorder
@@ -56,7 +56,7 @@ async def main(answer: str) -> int:
     def make_agent(history: Sequence[Message], recorder: ConversationRecorder | None) -> Agent:
         return Agent(client, NoTools(), system_prompt="", tools=TOOLS, sink=renderer)
 
-    conversation = Conversation(make_agent, store=None, cluster="demo")
+    conversation = AgentSession(make_agent, store=None, cluster="demo")
     return await run_repl(conversation, session=PromptSession(), console=out, renderer=renderer)
 
 

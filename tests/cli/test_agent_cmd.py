@@ -19,6 +19,8 @@ from navagent.core.events import TextDelta
 from navagent.core.wire_formats import FORMAT_IDS
 from tests.cli.harness import NAV_SIM, run_nav
 
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
+
 SEEDED = ("dev-box", "gpu-trainer", "py-worker")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from navagent.cli.conversation import Conversation
+from navagent.cli.conversation import AgentSession
 from navagent.core.agent import Agent, ConversationRecorder
 from navagent.core.compaction import summary_message
 from navagent.core.messages import AssistantMessage, Message, UserMessage
@@ -32,14 +32,14 @@ def factory(client: ScriptedChatClient):
     return make_agent
 
 
-def current(conversation: Conversation) -> SessionInfo | None:
+def current(conversation: AgentSession) -> SessionInfo | None:
     """The session now (a call, so type narrowing does not outlive a send)."""
     return conversation.session
 
 
 async def test_conversation_creates_its_session_on_the_first_message(tmp_path) -> None:
     store = SessionStore(tmp_path / "s.db")
-    conversation = Conversation(
+    conversation = AgentSession(
         factory(ScriptedChatClient([text_completion("hi")])), store=store, cluster="demo"
     )
     assert current(conversation) is None and conversation.label == "new"
@@ -64,7 +64,7 @@ async def test_conversation_resume_continues_from_the_compacted_context(tmp_path
         recorder.record_message(message)
     recorder.record_compaction("the user asked twice", kept)
     client = ScriptedChatClient([text_completion("third answer")])
-    conversation = Conversation(factory(client), store=store, cluster="demo", session=session)
+    conversation = AgentSession(factory(client), store=store, cluster="demo", session=session)
     assert conversation.resumed == (summary_message("the user asked twice"), *kept)
     assert conversation.label == "long"
     await conversation.send("third")
@@ -83,7 +83,7 @@ async def test_conversation_resume_continues_from_the_compacted_context(tmp_path
 async def test_conversation_clear_starts_fresh_and_keeps_the_old_session(tmp_path) -> None:
     store = SessionStore(tmp_path / "s.db")
     client = ScriptedChatClient([text_completion("a"), text_completion("b")])
-    conversation = Conversation(factory(client), store=store, cluster="demo")
+    conversation = AgentSession(factory(client), store=store, cluster="demo")
     await conversation.send("one")
     first = conversation.session
     conversation.clear()
@@ -96,7 +96,7 @@ async def test_conversation_clear_starts_fresh_and_keeps_the_old_session(tmp_pat
 
 async def test_conversation_without_a_store_still_answers(tmp_path) -> None:
     client = ScriptedChatClient([text_completion("unsaved")])
-    conversation = Conversation(factory(client), store=None, cluster="demo")
+    conversation = AgentSession(factory(client), store=None, cluster="demo")
     await conversation.send("hello")
     assert conversation.session is None
     assert [m.content for m in conversation.full_log()] == ["hello", "unsaved"]

@@ -21,6 +21,8 @@ from navagent.cli.demo import DEMO_PROMPTS, demo_banner
 from navagent.cli.slash import SlashState, handle_slash_command
 from tests.cli.harness import run_nav
 
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
+
 ROOT = Path(__file__).parents[2]
 FACTS: dict[str, tuple[str, ...]] = {
     "list my sandboxes": ("dev-box", "gpu-trainer (Error)", "py-worker (Provisioning)"),

@@ -18,6 +18,8 @@ import pytest
 
 from tests.cli.harness import NAV
 
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
+
 TIMEOUT = 30
 SETTLE_S = 0.3
 

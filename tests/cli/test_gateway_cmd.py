@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
+
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
 
 NAV = str(Path(sys.executable).with_name("nav"))
 SECRET = "sk-test-cli-0123456789abcdefghij"

@@ -15,6 +15,8 @@ from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from tests.cli.test_gateway_cmd import NAV, SECRET
 
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
+
 ROUTE = (
     "  - routing_hint: {hint}\n    endpoint: http://127.0.0.1:9\n    model: m\n"
     "    protocols: [openai_chat_completions]\n    api_key_env: CLI_TEST_KEY\n"

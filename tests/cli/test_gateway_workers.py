@@ -23,6 +23,8 @@ from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from tests.gateway.fault_upstream import BEHAVIOURS, SECRET, Connection, FaultUpstream
 
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
+
 NAV = str(Path(sys.executable).with_name("nav"))
 REQUEST = pb.ChatStreamRequest(messages=[pb.ChatMessage(role="user", content="hi")])
 

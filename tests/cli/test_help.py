@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,26 @@ def test_help_has_examples(command: tuple[str, ...]) -> None:
 def test_scenario_help_shows_defaults_written_in_words() -> None:
     text = " ".join(help_of("scenario", "replay").split())
     assert "[default: (scenarios/ in the current directory)]" in text
-    assert "[default: (cassettes/ beside each scenario's folder)]" in text
+    assert (
+        "[default: (nav_cassettes in ./pyproject.toml, else cassettes/ beside each scenario's"
+        " folder)]"
+    ) in text
+
+
+def test_scenario_help_examples_name_scenarios_that_exist() -> None:
+    # Issue 18: the examples named scenarios/list.yaml and list-sandboxes, which never existed.
+    root = Path(__file__).resolve().parents[2]
+    text = help_of("scenario")
+    files = re.findall(r"scenarios/[\w-]+\.yaml", text)
+    ids = [
+        name
+        for command in re.findall(r"nav scenario record ((?:[a-z0-9][\w-]* )+)--", text)
+        for name in command.split()
+    ]
+    assert files and ids
+    for name in [*files, *(f"scenarios/{i}.yaml" for i in ids)]:
+        assert (root / name).is_file(), name
+    assert "both providers" not in text
 
 
 def test_readme_options_table_lists_every_agent_option() -> None:

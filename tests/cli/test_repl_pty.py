@@ -22,6 +22,8 @@ from navagent.core.messages import ToolResultMessage, UserMessage
 from navagent.core.sessions import SessionStore
 from tests.cli.harness import NAV, scrollback
 
+pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
+
 TIMEOUT = 30
 SETTLE_S = 0.3
 ROOT = Path(__file__).resolve().parents[2]

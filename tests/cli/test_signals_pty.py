@@ -23,7 +23,10 @@ from tests.cli.harness import NAV, run_nav
 
 TIMEOUT = 30
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+pytestmark = [
+    pytest.mark.slow,  # each test runs the agent in a terminal
+    pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc"),
+]
 
 
 def processes_with(marker: str) -> list[int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,7 @@ def test_summary_message_carries_the_summary() -> None:
     assert summary_message("we did X") == SystemMessage(content=SUMMARY_HEADER + "we did X")
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(conversations(max_turns=5), st.integers(1, 2000))
 def test_choose_cut_never_splits_a_call_from_its_results(

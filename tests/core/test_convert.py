@@ -86,6 +86,7 @@ events: st.SearchStrategy[StreamEvent] = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(requests)
 def test_request_round_trips_through_protobuf(request: ChatRequest) -> None:

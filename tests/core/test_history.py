@@ -124,6 +124,7 @@ def test_repair_history_of_a_log_cut_anywhere_is_valid(
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(any_message, max_size=12))
 def test_repair_history_of_any_sequence_is_valid_and_stable(messages: list[Message]) -> None:

@@ -109,7 +109,7 @@ def test_fixed_schema_request_decodes_with_ours() -> None:
                 role="assistant",
                 content="done",
                 tool_calls=[pb.ToolCall(id="c", name="n", arguments='{"a":1}')],
-                thinking=[pb.ThinkingBlock(text="hmm", signature="sig")],
+                thinking=[pb.ThinkingBlock(text="hmm", origin="o", payload="{}")],
             )
         ),
         pb.ChatStreamEvent(

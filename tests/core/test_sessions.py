@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -20,6 +21,7 @@ from navagent.core._migrations import (
     MIGRATIONS_TABLE,
     m001_sessions,
     m002_entries,
+    m003_entry_usage,
     migrate,
 )
 from navagent.core.agent import Agent
@@ -29,6 +31,7 @@ from navagent.core.events import Usage
 from navagent.core.history import INTERRUPTED_RESULT, validate_history
 from navagent.core.messages import (
     AssistantMessage,
+    ChatRequest,
     Message,
     SystemMessage,
     ToolCall,
@@ -44,6 +47,8 @@ from navagent.core.sessions import (
     default_db_path,
 )
 from navagent.core.tools import ToolOutcome
+from navagent.gateway._origin import route_origin
+from navagent.gateway.openai_responses import build_request as responses_request
 from tests.core.fakes import (
     SYSTEM_PROMPT,
     TOOLS,
@@ -485,6 +490,76 @@ def test_migration_m003_adds_usage_to_an_existing_log(db_path: Path) -> None:
         )
         assert store.usage("0123456789abcdef") == Usage(input_tokens=7, output_tokens=2)
         assert len(store.load_history("0123456789abcdef")) == 2
+
+
+def test_migration_m004_moves_old_thinking_fields_into_the_payload(db_path: Path) -> None:
+    # Issue 22 part 4: sessions saved before the opaque payload still load, and
+    # their Responses reasoning still goes back to the route that wrote it.
+    db_path.parent.mkdir(parents=True)
+    old = sqlite3.connect(db_path, isolation_level=None)
+    old.execute(f"CREATE TABLE {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, applied_at TEXT)")
+    for migration in (m001_sessions, m002_entries, m003_entry_usage):
+        migration(old)
+        old.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, 'then')", (migration.__name__,))
+    now = "2024-01-01T00:00:00.000000Z"
+    old.execute("INSERT INTO sessions VALUES ('0123456789abcdef', 'old', '', ?, ?)", (now, now))
+    origin = route_origin("openai_responses", "https://api.openai.com", "gpt-5")
+    legacy = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "call_1", "name": "sandbox_list", "arguments": "{}"}],
+        "thinking": [
+            {"text": "signed", "signature": "sig-1", "redacted_data": "", "item_id": "",
+             "encrypted_content": "", "summary": [], "origin": "", "after_tool_calls": 0},
+            {"text": "a", "signature": "", "redacted_data": "", "item_id": "rs_1",
+             "encrypted_content": "gAAA-1", "summary": ["a"], "origin": origin,
+             "after_tool_calls": 0},
+        ],
+        "refusal": "",
+    }  # fmt: skip
+    old.execute(
+        "INSERT INTO entries VALUES ('0123456789abcdef', 1, 'message', 'user', ?, ?, NULL)",
+        (UserMessage(content="list").model_dump_json(), now),
+    )
+    old.execute(
+        "INSERT INTO entries VALUES ('0123456789abcdef', 2, 'message', 'assistant', ?, ?, NULL)",
+        (json.dumps(legacy), now),
+    )
+    old.execute(
+        "INSERT INTO entries VALUES ('0123456789abcdef', 3, 'compaction', '', ?, ?, NULL)",
+        (json.dumps({"summary": "so far", "kept": [legacy]}), now),
+    )
+    old.close()
+
+    with SessionStore(db_path) as store:
+        history = store.load_history("0123456789abcdef")
+    assistants = [m for m in history if isinstance(m, AssistantMessage)]
+    assert assistants, history  # the compacted copy, or the original
+    message = assistants[-1]
+    assert all(m == message for m in assistants)
+    signed, reasoning = message.thinking
+    assert (signed.text, signed.origin, json.loads(signed.payload)) == (
+        "signed",
+        "",
+        {"signature": "sig-1"},
+    )
+    assert (reasoning.origin, json.loads(reasoning.payload)) == (
+        origin,
+        {"item_id": "rs_1", "encrypted_content": "gAAA-1", "summary": ["a"]},
+    )
+    sent = responses_request(
+        ChatRequest(messages=(UserMessage(content="list"), message)),
+        endpoint="https://api.openai.com",
+        model="gpt-5",
+        api_key="k",
+    ).body["input"]
+    assert sent[1] == {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "a"}],
+        "encrypted_content": "gAAA-1",
+    }
+    assert "sig-1" not in json.dumps(sent)
 
 
 def test_store_delete_removes_the_session_and_its_log(store: SessionStore) -> None:

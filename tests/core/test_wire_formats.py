@@ -8,7 +8,9 @@ plug-ins (or a plug-in without its row) fails here, naming the layer.
 
 from __future__ import annotations
 
+import ast
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,8 @@ from navagent.fixtures.harness import (
     parse_scenario,
 )
 from navagent.fixtures.harness._cassette import REQUEST_HEADERS_KEPT, RESPONSE_HEADERS_KEPT
-from navagent.fixtures.provider import SimulatedProvider
+from navagent.fixtures.provider import SimulatedProvider, _format, simulate
+from navagent.fixtures.provider._format import plugin_for
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.routes import CHAT_PROTOCOLS
 
@@ -113,6 +116,47 @@ def test_the_simulator_answers_every_registered_format_on_its_path() -> None:
             assert client.post(row.sim_path, content=b"{}").status_code == 401, row.id
         assert client.post("/v1/unknown", content=b"{}").status_code == 404
     assert [record.provider for record in sim.requests] == [*FORMAT_IDS, None]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=FORMAT_IDS)
+def test_each_format_has_its_simulator_plugin(row) -> None:
+    assert plugin_for(row.id).wire is row
+
+
+def test_a_format_without_a_registry_row_cannot_be_simulated() -> None:
+    # Issue 22: the shared code once answered any format it did not know as Responses.
+    with pytest.raises(UnknownWireFormatError, match="gemini"):
+        simulate("gemini", {"model": "m", "input": "hi"})
+
+
+def test_a_row_whose_module_has_no_plugin_fails_naming_both(monkeypatch) -> None:
+    row = replace(WIRE_FORMATS["openai"], id="flavour", simulator="navagent.fixtures.provider._ids")
+    monkeypatch.setattr(_format, "wire_format", lambda format_id: row)
+    with pytest.raises(LookupError, match=r"_ids exports no PLUGIN for the wire format 'flavour'"):
+        _format.plugin_for.__wrapped__("flavour")
+
+
+SHARED_SIMULATOR_MODULES = (
+    "_respond",
+    "_request",
+    "_server",
+    "_cache",
+    "_errors",
+    "_ids",
+    "_format",
+)
+
+
+@pytest.mark.parametrize("module", SHARED_SIMULATOR_MODULES)
+def test_shared_simulator_code_names_no_format(module) -> None:
+    names = {word for row in ROWS for word in (row.id, row.protocol, row.path, row.sim_path)}
+    tree = ast.parse((ROOT / "fixtures" / "provider" / f"{module}.py").read_text(encoding="utf-8"))
+    spelled = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in names
+    ]
+    assert spelled == []
 
 
 def test_cassette_and_transcript_folders_are_the_registered_formats() -> None:

@@ -10,12 +10,12 @@ from navagent.core.messages import (
     AssistantMessage,
     ChatRequest,
     SystemMessage,
-    ThinkingPart,
     Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
+from tests.gateway.thinking_parts import anthropic_part
 from tests.strategies import messages
 
 SANDBOX_LIST = Tool(
@@ -39,7 +39,7 @@ REPRESENTATIVE = ChatRequest(
         UserMessage(content="Which sandboxes run on dev, and what does web log?"),
         AssistantMessage(
             content="Let me look.",
-            thinking=(ThinkingPart(text="List first, then logs.", signature="sig-1"),),
+            thinking=(anthropic_part("List first, then logs.", signature="sig-1"),),
             tool_calls=(
                 ToolCall(id="call_1", name="sandbox_list", arguments='{"cluster": "dev"}'),
                 ToolCall(id="call_2", name="sandbox_logs", arguments='{"name": "web"}'),

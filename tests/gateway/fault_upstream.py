@@ -204,8 +204,10 @@ async def _invalid_json(conn: Connection) -> None:
 
 
 async def _truncated(conn: Connection) -> None:
+    # Cut before the closing events: a body that ends after OpenAI's finish
+    # reason (no [DONE]) is complete, as TGI 2.0 ends every stream (issue 23).
     await conn.head()
-    for piece in conn.text("cut", done=False)[:-1]:
+    for piece in conn.text("cut", done=False)[:-2]:
         await conn.chunk(piece)
     await conn.end()
 

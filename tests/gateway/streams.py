@@ -17,6 +17,7 @@ from navagent.core.events import (
     is_terminal,
 )
 from navagent.core.wire_formats import wire_format
+from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, RouteOptions
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.sse import SSEDecoder
 
@@ -40,12 +41,19 @@ def random_chunks(body: bytes, *, seed: int, max_size: int = 7) -> list[bytes]:
     return chunks
 
 
-def translate(provider: str, chunks: list[bytes] | bytes, *, origin: str = "") -> list[StreamEvent]:
+def translate(
+    provider: str,
+    chunks: list[bytes] | bytes,
+    *,
+    origin: str = "",
+    options: RouteOptions = DEFAULT_ROUTE_OPTIONS,
+) -> list[StreamEvent]:
     """Decode and translate a body the way the gateway will, and check the stream contract."""
     if isinstance(chunks, bytes):
         chunks = [chunks]
     decoder = SSEDecoder()
-    translator = PROTOCOLS[wire_format(provider).protocol].new_translator(origin=origin)
+    protocol = PROTOCOLS[wire_format(provider).protocol]
+    translator = protocol.new_translator(origin=origin, options=options)
     events: list[StreamEvent] = []
     for chunk in chunks:
         for sse in decoder.feed(chunk):

@@ -17,6 +17,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from navagent.gateway._origin import route_origin
 from navagent.gateway.anthropic import build_request
 from navagent.gateway.anthropic.request import DEFAULT_MAX_TOKENS
 from tests.gateway.conversations import (
@@ -27,14 +28,18 @@ from tests.gateway.conversations import (
     dumps,
 )
 from tests.gateway.streams import FAKE_KEY
+from tests.gateway.thinking_parts import (
+    ANTHROPIC_ENDPOINT,
+    ANTHROPIC_MODEL,
+    ANTHROPIC_ORIGIN,
+    anthropic_part,
+)
 
-ENDPOINT = "https://api.anthropic.com"
+ENDPOINT = ANTHROPIC_ENDPOINT
 
 
 def marked_body_of(request: ChatRequest) -> dict[str, Any]:
-    return build_request(
-        request, endpoint=ENDPOINT, model="claude-sonnet-4-5", api_key=FAKE_KEY
-    ).body
+    return build_request(request, endpoint=ENDPOINT, model=ANTHROPIC_MODEL, api_key=FAKE_KEY).body
 
 
 def body_of(request: ChatRequest) -> Any:
@@ -66,7 +71,9 @@ def breakpoints(value: Any, path: str = "") -> list[str]:
 
 
 def test_anthropic_request_representative_body(snapshot: SnapshotAssertion) -> None:
-    upstream = build_request(REPRESENTATIVE, endpoint=ENDPOINT, model="claude-x", api_key=FAKE_KEY)
+    upstream = build_request(
+        REPRESENTATIVE, endpoint=ENDPOINT, model=ANTHROPIC_MODEL, api_key=FAKE_KEY
+    )
     assert upstream.url == "https://api.anthropic.com/v1/messages"
     assert upstream.body == snapshot
 
@@ -123,9 +130,11 @@ def test_anthropic_request_tool_use_input_is_an_object(arguments: str) -> None:
 
 def test_anthropic_request_redacted_and_unsigned_thinking() -> None:
     thinking = (
-        ThinkingPart(redacted_data="opaque-bytes"),
-        ThinkingPart(text="unsigned: cannot be verified", signature=""),
-        ThinkingPart(text="", signature="sig-empty-text"),
+        anthropic_part(redacted="opaque-bytes"),
+        anthropic_part("unsigned: cannot be verified"),
+        anthropic_part("", signature="sig-empty-text"),
+        ThinkingPart(text="garbage payload", origin=ANTHROPIC_ORIGIN, payload="[1, 2"),
+        ThinkingPart(text="not an object", origin=ANTHROPIC_ORIGIN, payload="[1]"),
     )
     request = ChatRequest(
         messages=(UserMessage(content="u"), AssistantMessage(content="ok", thinking=thinking))
@@ -135,6 +144,28 @@ def test_anthropic_request_redacted_and_unsigned_thinking() -> None:
         {"type": "thinking", "thinking": "", "signature": "sig-empty-text"},
         {"type": "text", "text": "ok"},
     ]
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "",  # saved before origins existed
+        route_origin("anthropic_messages", "https://bedrock.example", ANTHROPIC_MODEL),
+        route_origin("anthropic_messages", ENDPOINT, "claude-haiku-4-5"),
+        route_origin("openai_chat_completions", ENDPOINT, ANTHROPIC_MODEL),
+    ],
+    ids=["no-origin", "other-endpoint", "other-model", "other-protocol"],
+)
+def test_anthropic_request_thinking_from_another_route_is_never_sent(origin: str) -> None:
+    # Issue 22 part 4: a payload is read only by the route that wrote it.
+    thinking = (
+        anthropic_part("signed elsewhere", signature="sig-x", origin=origin),
+        anthropic_part(redacted="opaque-x", origin=origin),
+    )
+    request = ChatRequest(
+        messages=(UserMessage(content="u"), AssistantMessage(content="ok", thinking=thinking))
+    )
+    assert body_of(request)["messages"][1]["content"] == [{"type": "text", "text": "ok"}]
 
 
 def test_anthropic_request_consecutive_tool_results_and_next_user_message_share_one_turn() -> None:
@@ -281,7 +312,7 @@ def test_anthropic_request_breakpoint_moves_with_the_growing_history() -> None:
 
 
 def test_anthropic_request_breakpoint_skips_thinking_blocks() -> None:
-    thinking = (ThinkingPart(text="t", signature="sig"),)
+    thinking = (anthropic_part("t", signature="sig"),)
     request = ChatRequest(
         messages=(UserMessage(content="u"), AssistantMessage(content="ok", thinking=thinking))
     )

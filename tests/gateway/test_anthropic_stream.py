@@ -9,7 +9,6 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from navagent.core.events import TextDelta, ThinkingDelta, ToolCallStart, Usage
-from navagent.core.messages import ThinkingPart
 from navagent.gateway.anthropic import AnthropicStreamTranslator
 from navagent.gateway.sse import SSEEvent
 from tests.gateway.streams import (
@@ -21,10 +20,13 @@ from tests.gateway.streams import (
     translate,
     turn_end,
 )
+from tests.gateway.thinking_parts import anthropic_part
+
+ORIGIN = "anthropic_messages:test"
 
 
 def run(name: str):
-    return translate("anthropic", transcript("anthropic", name))
+    return translate("anthropic", transcript("anthropic", name), origin=ORIGIN)
 
 
 # Two text blocks (and a ping, and JSON padded with spaces) become one content.
@@ -73,9 +75,10 @@ def test_anthropic_stream_thinking_signature_then_tool_use(snapshot: SnapshotAss
     events = run("thinking_signature_then_tool_use")
     message = final_message(events).message
     assert message.thinking == (
-        ThinkingPart(
-            text="The user wants the sandboxes on dev; call sandbox_list.",
+        anthropic_part(
+            "The user wants the sandboxes on dev; call sandbox_list.",
             signature="EqQBCkgIARABGAIiQL7Zf3v0sIg==",
+            origin=ORIGIN,
         ),
     )
     (call,) = message.tool_calls
@@ -93,8 +96,9 @@ def test_anthropic_stream_redacted_thinking() -> None:
     events = run("redacted_thinking")
     message = final_message(events).message
     assert message.thinking == (
-        ThinkingPart(
-            redacted_data="EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+        anthropic_part(
+            redacted="EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP",
+            origin=ORIGIN,
         ),
     )
     assert message.content == "Done."

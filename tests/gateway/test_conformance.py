@@ -37,6 +37,7 @@ from tests.gateway.streams import (
     translate,
     turn_end,
 )
+from tests.gateway.thinking_parts import payload_of
 
 SERVER_TOOL = "usage.server_tool_use"
 NOT_MODELLED: dict[str, set[str]] = {
@@ -235,7 +236,11 @@ def assert_matches_sdk(provider: str, expected: dict[str, Any], events: list[Str
         assert want[-1][:2] == calls[-1][:2]
         calls, want = calls[:-1], want[:-1]
     assert calls == want
-    assert [(p.text, p.signature, p.redacted_data) for p in message.thinking] == [
+    payloads = [payload_of(p) for p in message.thinking]
+    assert [
+        (p.text, d.get("signature", ""), d.get("redacted_data", ""))
+        for p, d in zip(message.thinking, payloads, strict=True)
+    ] == [
         (b.get("thinking", ""), b.get("signature", ""), b.get("data", ""))
         for b in blocks
         if b["type"] in ("thinking", "redacted_thinking")

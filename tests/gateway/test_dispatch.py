@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
@@ -15,6 +16,7 @@ from navagent.core.events import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     TurnEnd,
 )
 from navagent.core.messages import ChatRequest, UserMessage
@@ -307,11 +309,38 @@ async def test_mid_stream_error_before_content_is_retried() -> None:
 
 
 async def test_truncated_stream_after_content_is_an_error_not_a_success() -> None:
-    provider = Provider(a=[stream(openai_text("cut", "off", done=False))])
+    # The role chunk and the text, no finish reason.
+    provider = Provider(a=[stream(openai_text("cut", "off", done=False)[:3])])
     events = await Harness(table(route("a")), provider).run()
     assert isinstance(events[-1], StreamError)
     assert "[DONE]" in events[-1].error.message
     assert not any(isinstance(e, MessageComplete) for e in events)
+
+
+async def test_stream_closed_after_its_finish_reason_without_done_is_complete() -> None:
+    # Issue 23: TGI 2.0 ends every stream after the finish chunk, with no [DONE].
+    provider = Provider(a=[stream(openai_text("all", " there", done=False)[:4])])
+    events = await Harness(table(route("a")), provider).run()
+    assert isinstance(events[-1], MessageComplete), events[-1]
+    assert events[-1].message.content == "all there"
+    assert len(provider.requests) == 1
+
+
+async def test_route_options_reach_the_translator_and_the_request_builder() -> None:
+    # Issue 23: `think_tags: split` reads the stream, `reasoning_echo` shapes the request.
+    provider = Provider(
+        a=[stream(openai_text("<think>plan", " it</think>\n\n", "Done.")) for _ in range(2)]
+    )
+    options = {"think_tags": "split", "reasoning_echo": "reasoning_content"}
+    harness = Harness(table(route("a", **options)), provider)
+    events = await harness.run()
+    assert [e.text for e in events if isinstance(e, ThinkingDelta)] == ["plan it"]
+    first = events[-1]
+    assert isinstance(first, MessageComplete) and first.message.content == "Done."
+    follow_up = ChatRequest(messages=(*REQUEST.messages, first.message, UserMessage(content="ok")))
+    await harness.run(follow_up)
+    sent = json.loads(provider.requests[1].content)["messages"]
+    assert sent[-2] == {"role": "assistant", "content": "Done.", "reasoning_content": "plan it"}
 
 
 async def test_connection_reset_mid_stream_is_an_error() -> None:

@@ -10,7 +10,6 @@ from navagent.core.messages import (
     AssistantMessage,
     ChatRequest,
     SystemMessage,
-    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -18,6 +17,7 @@ from navagent.core.messages import (
 from navagent.gateway.openai import build_request
 from tests.gateway.conversations import REPRESENTATIVE, SANDBOX_LIST, conversations, dumps
 from tests.gateway.streams import FAKE_KEY
+from tests.gateway.thinking_parts import anthropic_part
 
 ENDPOINT = "https://api.openai.com"
 
@@ -83,8 +83,8 @@ def test_openai_request_plain_assistant_message_keeps_string_content() -> None:
     assert body_of(request)["messages"][1] == {"role": "assistant", "content": ""}
 
 
-def test_openai_request_thinking_is_not_sent() -> None:
-    thinking = ThinkingPart(text="secret reasoning", signature="sig")
+def test_openai_request_other_protocols_thinking_is_not_sent() -> None:
+    thinking = anthropic_part("secret reasoning", signature="sig")
     request = ChatRequest(
         messages=(UserMessage(content="hi"), AssistantMessage(content="ok", thinking=(thinking,)))
     )

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from navagent.core.events import MessageComplete, RefusalDelta, TextDelta, ToolCallStart, Usage
 from navagent.gateway.openai import OpenAIStreamTranslator
+from navagent.gateway.openai.stream import _parse_json
 from navagent.gateway.sse import SSEEvent
 from tests.gateway.streams import (
     TRANSCRIPTS,
@@ -188,13 +192,26 @@ def test_openai_stream_usage_cached_and_reasoning_tokens_are_parts_of_the_totals
     )
 
 
-# A compatible server that never sends a tool call id: one is generated.
+# A compatible server that never sends a tool call id: one is derived from the stream.
 def test_openai_stream_tool_call_without_id() -> None:
     events = run("tool_call_without_id")
     (call,) = final_message(events).message.tool_calls
     assert re.fullmatch(r"call_[0-9a-f]{24}", call.id)
     (start,) = [e for e in events if isinstance(e, ToolCallStart)]
     assert start.id == call.id
+    assert run("tool_call_without_id") == events  # the same stream, the same id
+
+
+def test_openai_stream_derived_ids_differ_between_responses_and_calls() -> None:
+    def ids(response_id: str) -> list[str]:
+        translator = OpenAIStreamTranslator()
+        fragments = [{"index": i, "function": {"name": "sandbox_get"}} for i in (0, 1)]
+        chunk = {"id": response_id, "choices": [{"index": 0, "delta": {"tool_calls": fragments}}]}
+        events = translator.handle(SSEEvent(data=json.dumps(chunk)))
+        return [event.id for event in events if isinstance(event, ToolCallStart)]
+
+    first, second = ids("chatcmpl-a"), ids("chatcmpl-b")
+    assert len({*first, *second}) == 4
 
 
 @pytest.mark.parametrize(
@@ -205,10 +222,7 @@ def test_openai_stream_same_events_for_any_chunking(path) -> None:
     whole = translate("openai", body)
     for seed in range(5):
         chunked = translate("openai", random_chunks(body, seed=seed))
-        if path.stem == "tool_call_without_id":  # generated ids differ per run
-            chunked, whole = chunked[-1:], whole[-1:]
-            assert type(chunked[0]) is type(whole[0])
-            continue
+        # Derived ids too (issue 22: they were random, so this transcript was skipped).
         assert chunked == whole
 
 
@@ -227,7 +241,18 @@ def test_openai_stream_same_events_for_any_chunking(path) -> None:
         ('{"choices": [{"index": 0, "delta": {}, "finish_reason": 1}]}', "finish_reason is not"),
         ('{"choices": [{"delta": {"tool_calls": {"index": 0}}}]}', "tool_calls is not a list"),
         ('{"choices": [{"delta": {"tool_calls": [1]}}]}', "tool_calls[] entry is not an object"),
-        ('{"choices": [{"delta": {"tool_calls": [{"id": "x"}]}}]}', "has no integer index"),
+        ('{"choices": [{"delta": {"tool_calls": [{"index": "0"}]}}]}', "not an integer"),
+        ('{"choices": [{"delta": {"content": 3}}]}', "content is not a string or a list"),
+        ('{"choices": [{"delta": {"content": [3]}}]}', "content[] entry is not an object"),
+        ('{"choices": [{"delta": {"content": [{"type": "text"}]}}]}', "has no text string"),
+        ('{"choices": [{"delta": {"content": [{"type": "thinking", "thinking": 3}]}}]}',
+         "thinking block has no thinking list"),
+        ('{"choices": [{"delta": {"reasoning_content": 3}}]}', "reasoning_content is not a str"),
+        ('{"choices": [{"delta": {"reasoning": ["x"]}}]}', "delta.reasoning is not a string"),
+        ('{"choices": [{"delta": {"reasoning_details": {"a": 1}}}]}',
+         "reasoning_details is not a list"),
+        ('{"choices": [{"delta": {"reasoning_details": [1]}}]}',
+         "reasoning_details[] entry is not an object"),
         ('{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": 3}]}}]}',
          "tool call 0: function is not an object"),
         ('{"choices": [{"delta": {"tool_calls": [{"index": 0, "id": 7}]}}]}',
@@ -270,3 +295,86 @@ def test_openai_stream_nothing_after_the_terminal_event() -> None:
     assert [e.kind for e in translator.handle(SSEEvent(data="[DONE]"))] == ["turn_end", "message"]
     assert translator.handle(SSEEvent(data='{"choices": []}')) == []
     assert translator.finish() == []
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+        ),
+        max_leaves=8,
+    ).map(json.dumps)
+    | st.text(max_size=12),
+    st.sampled_from(["", " ", "\n", " x", "}"]),
+    st.sampled_from(["", " ", "\t"]),
+)
+def test_openai_stream_json_parse_agrees_with_json_loads(
+    text: str, after: str, before: str
+) -> None:
+    # The fast path (the C scanner alone) must accept and refuse exactly what json.loads does.
+    data = before + text + after
+    try:
+        expected: Any = ("ok", json.loads(data))
+    except ValueError:
+        expected = ("error",)
+    try:
+        got: Any = ("ok", _parse_json(data))
+    except ValueError:
+        got = ("error",)
+    assert repr(got) == repr(expected)
+
+
+def _calls_of(*deltas: dict[str, Any]) -> list[tuple[str, str, str]]:
+    translator = OpenAIStreamTranslator()
+    for delta in deltas:
+        translator.handle(SSEEvent(data=json.dumps({"choices": [{"index": 0, "delta": delta}]})))
+    final = translator.handle(SSEEvent(data="[DONE]"))[-1]
+    assert isinstance(final, MessageComplete), final
+    return [(c.id, c.name, c.arguments) for c in final.message.tool_calls]
+
+
+def test_openai_stream_tool_calls_without_index() -> None:
+    # Issue 23: Mistral sends each call whole, with no index and no type.
+    whole = {"id": "a1", "function": {"name": "f", "arguments": '{"x": 1}'}}
+    other = {"id": "b2", "function": {"name": "g", "arguments": "{}"}}
+    assert _calls_of({"tool_calls": [whole, other]}) == [("a1", "f", '{"x": 1}'), ("b2", "g", "{}")]
+    # A fragment with the same id continues its call; one with neither id nor name the last.
+    assert _calls_of(
+        {"tool_calls": [{"id": "a1", "function": {"name": "f", "arguments": '{"x"'}}]},
+        {"tool_calls": [{"id": "a1", "function": {"arguments": ": 1"}}]},
+        {"tool_calls": [{"function": {"arguments": "}"}}]},
+    ) == [("a1", "f", '{"x": 1}')]
+    # Named calls without ids are separate calls, each given an id.
+    unnamed = _calls_of(
+        {"tool_calls": [{"function": {"name": "f"}}, {"function": {"name": "g"}}]},
+    )
+    assert [name for _, name, _ in unnamed] == ["f", "g"]
+    assert all(call_id.startswith("call_") for call_id, _, _ in unnamed)
+
+
+def test_openai_stream_reasoning_fields_and_content_blocks_are_thinking() -> None:
+    translator = OpenAIStreamTranslator(origin="o")
+    deltas = [
+        {"reasoning_content": "a"},
+        {"reasoning": "b"},
+        {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "c"}]}]},
+        {"content": [{"type": "text", "text": "Hi"}, {"type": "image_url", "image_url": {}}]},
+        {"reasoning_details": [{"type": "reasoning.summary", "summary": "d", "index": 0}]},
+        {
+            "reasoning": "e",
+            "reasoning_details": [{"type": "reasoning.text", "text": "e", "index": 1}],
+        },
+    ]
+    for delta in deltas:
+        translator.handle(SSEEvent(data=json.dumps({"choices": [{"index": 0, "delta": delta}]})))
+    *_, end, final = translator.handle(SSEEvent(data="[DONE]"))
+    assert isinstance(final, MessageComplete)
+    (part,) = final.message.thinking
+    assert (part.text, part.origin, final.message.content) == ("abcde", "o", "Hi")
+    assert json.loads(part.payload) == {
+        "reasoning_details": [
+            {"type": "reasoning.summary", "summary": "d", "index": 0},
+            {"type": "reasoning.text", "text": "e", "index": 1},
+        ]
+    }

@@ -68,7 +68,12 @@ messages = st.builds(
     tool_calls=st.lists(tool_calls, max_size=2),
     tool_call_id=st.text(max_size=8),
     thinking=st.lists(
-        st.builds(pb.ThinkingBlock, text=st.text(max_size=20), signature=st.text(max_size=20)),
+        st.builds(
+            pb.ThinkingBlock,
+            text=st.text(max_size=20),
+            origin=st.text(max_size=20),
+            payload=st.text(max_size=20),
+        ),
         max_size=1,
     ),
 )

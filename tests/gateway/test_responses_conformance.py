@@ -26,6 +26,7 @@ from navagent.gateway.sse import SSEDecoder
 from tests.gateway.corpus import CHUNKINGS, MISSING, ROOT_DIR, chunked
 from tests.gateway.sdk_oracle import responses_expected
 from tests.gateway.streams import TRANSCRIPTS, check_contract, random_chunks, turn_end
+from tests.gateway.thinking_parts import payload_of
 
 RESPONSES = ROOT_DIR / "responses" if ROOT_DIR is not None else None
 
@@ -96,9 +97,14 @@ def assert_matches(expected: dict[str, Any], events: list[StreamEvent]) -> None:
         if item["type"] == "function_call"
     ]
     reasoning = [item for item in output if item["type"] == "reasoning"]
+    payloads = [payload_of(p) for p in message.thinking]
     assert [
-        (p.item_id, list(p.summary), _sha(p.encrypted_content) if p.encrypted_content else None)
-        for p in message.thinking
+        (
+            d["item_id"],
+            d["summary"],
+            _sha(d["encrypted_content"]) if d["encrypted_content"] else None,
+        )
+        for d in payloads
     ] == [
         (
             item["id"],
@@ -107,7 +113,10 @@ def assert_matches(expected: dict[str, Any], events: list[StreamEvent]) -> None:
         )
         for item in reasoning
     ]
-    assert all(part.text == "\n\n".join(part.summary) for part in message.thinking)
+    assert all(
+        part.text == "\n\n".join(d["summary"])
+        for part, d in zip(message.thinking, payloads, strict=True)
+    )
     if reference["status"] == "completed":
         assert end.provider_finish_reason == "completed"
         wanted = "tool_calls" if message.tool_calls else ("refusal" if refusals else "stop")

@@ -24,6 +24,7 @@ from navagent.gateway.openai_responses import build_request, is_reasoning_model
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.sse import SSEDecoder
 from tests.gateway.streams import FAKE_KEY, transcript
+from tests.gateway.thinking_parts import anthropic_part, responses_part
 
 ENDPOINT, MODEL = "https://api.openai.com/v1", "gpt-5-mini"
 ORIGIN = route_origin("openai_responses", ENDPOINT, MODEL)
@@ -37,14 +38,16 @@ def body(request: ChatRequest, *, model: str = MODEL, endpoint: str = ENDPOINT) 
     return upstream.body
 
 
-def reasoning(item_id: str, after: int, *, origin: str = ORIGIN) -> ThinkingPart:
-    return ThinkingPart(
-        text="a\n\nb",
+def reasoning(
+    item_id: str, after: int, *, origin: str = ORIGIN, encrypted: str = ""
+) -> ThinkingPart:
+    return responses_part(
+        "a\n\nb",
         summary=("a", "b"),
         item_id=item_id,
-        encrypted_content=f"enc-{item_id}",
+        encrypted=encrypted or f"enc-{item_id}",
         origin=origin,
-        after_tool_calls=after,
+        after=after,
     )
 
 
@@ -137,11 +140,23 @@ def test_reasoning_items_go_back_in_place_before_the_calls_that_followed_them() 
             "rs_other_route", 0, origin=route_origin("openai_responses", "https://az", MODEL)
         ),
         reasoning("rs_other_model", 0, origin=route_origin("openai_responses", ENDPOINT, "o3")),
-        reasoning("rs_x", 0).model_copy(update={"encrypted_content": ""}),
-        ThinkingPart(text="Anthropic thinking", signature="sig"),
-        ThinkingPart(redacted_data="opaque"),
+        responses_part("a", item_id="rs_x", encrypted="", origin=ORIGIN),
+        anthropic_part("Anthropic thinking", signature="sig"),
+        anthropic_part(redacted="opaque"),
+        anthropic_part("signed, claiming this origin", signature="sig", origin=ORIGIN),
+        ThinkingPart(text="garbage payload", origin=ORIGIN, payload="{"),
+        ThinkingPart(text="payload not an object", origin=ORIGIN, payload='"rs_x"'),
     ],
-    ids=["other-endpoint", "other-model", "no-encrypted-content", "signed", "redacted"],
+    ids=[
+        "other-endpoint",
+        "other-model",
+        "no-encrypted-content",
+        "signed",
+        "redacted",
+        "anthropic-shape-same-origin",
+        "invalid-json",
+        "not-an-object",
+    ],
 )
 def test_reasoning_from_elsewhere_is_never_sent(part: ThinkingPart) -> None:
     message = AssistantMessage(

@@ -16,6 +16,7 @@ from navagent.core.events import (
 )
 from tests.gateway.streams import transcript
 from tests.gateway.test_responses_conformance import run
+from tests.gateway.thinking_parts import payload_of
 
 
 def sse(*events: dict[str, Any]) -> bytes:
@@ -42,13 +43,13 @@ def test_reasoning_then_two_calls_gives_thinking_calls_and_positions() -> None:
         (0, "call_A", "cluster_status"),
         (1, "call_B", "sandbox_list"),
     ]
-    first, second = final.message.thinking
-    assert (first.item_id, first.encrypted_content, first.after_tool_calls) == (
+    first, second = (payload_of(part) for part in final.message.thinking)
+    assert (first["item_id"], first["encrypted_content"], first["after_tool_calls"]) == (
         "rs_1",
         "gAAA-final-1",
         0,
     )
-    assert (second.item_id, second.summary, second.after_tool_calls) == ("rs_2", (), 1)
+    assert (second["item_id"], second["summary"], second["after_tool_calls"]) == ("rs_2", [], 1)
 
 
 def test_refusal_is_kept_apart_from_text() -> None:

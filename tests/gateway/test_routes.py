@@ -182,3 +182,44 @@ def test_normalize_protocols_is_idempotent_and_clean(names: list[str]) -> None:
     assert normalize_protocols(once) == once
     assert len(set(once)) == len(once)
     assert all(p and p == p.strip() and not any("A" <= c <= "Z" for c in p) for p in once)
+
+
+def test_route_options_for_openai_compatible_servers() -> None:
+    # Issue 23: what a stream does not reveal, the route says.
+    base = {"routing_hint": "agent", "endpoint": "https://api.deepseek.com", "api_key": SECRET}
+    table = parse_routes(
+        {
+            "routes": [
+                {**base, "model": "deepseek-v4-pro", "protocols": ["openai_chat_completions"],
+                 "reasoning_echo": "reasoning_content", "think_tags": "split"},
+                {**base, "model": "deepseek-reasoner", "protocols": ["openai_chat_completions"]},
+                {**base, "model": "claude", "protocols": ["anthropic_messages"],
+                 "think_tags": "split"},
+            ]
+        },
+        source="r.yaml",
+    )  # fmt: skip
+    v4, reasoner, claude = (route.options for route in table.routes)
+    assert (v4.reasoning_echo, v4.think_tags) == ("reasoning_content", "split")
+    assert (reasoner.reasoning_echo, reasoner.think_tags) == ("reasoning_details", "keep")
+    assert claude.think_tags == "split"
+    assert table.warnings == (
+        "r.yaml: route 3 ('agent'): 'think_tags' applies to openai_chat_completions only; "
+        "this route speaks anthropic_messages, so it is ignored",
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("reasoning_echo", "reasoning"), ("think_tags", "strip")]
+)
+def test_route_option_with_an_unknown_value_names_the_field(key: str, value: str) -> None:
+    entry = {
+        "routing_hint": "agent",
+        "endpoint": "https://api.deepseek.com",
+        "model": "m",
+        "protocols": ["openai_chat_completions"],
+        "api_key": SECRET,
+        key: value,
+    }
+    with pytest.raises(RoutesError, match=f"route 1 .*field '{key}': Input should be"):
+        parse_routes({"routes": [entry]}, source="r.yaml")

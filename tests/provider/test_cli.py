@@ -35,7 +35,8 @@ def test_bad_listen_value_is_a_usage_error() -> None:
     assert "expected HOST:PORT" in result.output
 
 
-def test_nav_sim_provider_serves_until_sigterm() -> None:
+@pytest.mark.parametrize("explain", [False, True])
+def test_nav_sim_provider_serves_until_sigterm(explain: bool) -> None:
     command = "from navagent.cli.app import main; main()"
     process = subprocess.Popen(
         [
@@ -48,6 +49,7 @@ def test_nav_sim_provider_serves_until_sigterm() -> None:
             "127.0.0.1:0",
             "--pacing-ms",
             "1",
+            *(["--explain"] if explain else []),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -72,6 +74,7 @@ def test_nav_sim_provider_serves_until_sigterm() -> None:
         process.kill()
     assert process.returncode == 0, err
     assert "Simulated provider stopped." in out
+    assert ("rule providers-noun -> providers for 'list providers'" in err) is explain, err
 
 
 def test_package_exports_are_sorted_and_exist() -> None:

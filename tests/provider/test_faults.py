@@ -13,6 +13,7 @@ import pytest
 
 from navagent.fixtures.provider import Fault, SimulatedProvider, parse_fault, parse_marker
 from navagent.fixtures.provider._faults import FaultBook, MarkerFault, strip_markers
+from navagent.fixtures.provider._respond import is_content_delta
 from tests.provider import _helpers as h
 
 HEADERS = {"authorization": "Bearer k", "x-api-key": "k", "anthropic-version": "2023-06-01"}
@@ -114,9 +115,11 @@ def test_error_mid_stream_ends_the_response_cleanly(sim) -> None:
     sim.inject("error-mid-stream after=3", provider="anthropic")
     response = post(sim, "/v1/messages", h.anthropic_body([h.user("hello")]))
     kinds = [event for event, _ in h.sse_events(response.content)]
-    assert kinds == ["message_start", "content_block_start", "ping", "error"]
+    # after=3 counts content deltas: the preamble, three text deltas, then the error.
+    deltas = ["content_block_delta"] * 3
+    assert kinds == ["message_start", "content_block_start", "ping", *deltas, "error"]
     (*_, last) = sim.wait_idle()
-    assert last.outcome == "fault" and last.events_sent == 4
+    assert last.outcome == "fault" and last.events_sent == 7
 
 
 def test_invalid_json_inserts_one_broken_event_and_keeps_the_rest(sim) -> None:
@@ -126,8 +129,12 @@ def test_invalid_json_inserts_one_broken_event_and_keeps_the_rest(sim) -> None:
     sim.inject("invalid-json after=1")
     broken = events(post(sim, "/v1/chat/completions", body).content)
     assert len(broken) == len(clean) + 1
-    assert clean[1].startswith(broken[1]) and broken[1] != clean[1]
-    assert broken[2:] == clean[1:]
+    cut = next(index for index, (a, b) in enumerate(zip(broken, clean, strict=False)) if a != b)
+    assert clean[cut].startswith(broken[cut])
+    assert broken[cut + 1 :] == clean[cut:]
+    # after=1 counts content deltas: the broken event comes right after the first one.
+    sent = [is_content_delta(b"data: %s\n\n" % e.encode(), "openai") for e in clean[:cut]]
+    assert sent.count(True) == 1 and sent[-1]
 
 
 def test_reset_sends_rst_without_a_terminator(sim) -> None:
@@ -144,9 +151,11 @@ def test_reset_sends_rst_without_a_terminator(sim) -> None:
                 for line in response.iter_lines():
                     if line:
                         received.append(line)
-    assert len(received) == 2
+    # after=2 counts content deltas: the reset comes right after the second one.
+    sent = [is_content_delta(line.encode() + b"\n\n", "openai") for line in received]
+    assert sent.count(True) == 2 and sent[-1]
     (*_, last) = sim.wait_idle()
-    assert last.events_sent == 2 and last.outcome == "fault"
+    assert last.events_sent == len(received) and last.outcome == "fault"
 
 
 def test_finite_stall_delays_then_completes(sim) -> None:
@@ -169,7 +178,8 @@ def test_server_notices_promptly_when_the_client_leaves_a_stalled_stream(sim) ->
         left_at = time.monotonic()
     (record,) = sim.wait_for(lambda rs: bool(rs) and rs[-1].closed_by_client, timeout=2)
     assert record.closed_at is not None and record.closed_at - left_at < 0.5
-    assert record.events_sent == 2 and record.events_planned > 2
+    # message_start, content_block_start, ping, then the two text deltas of after=2
+    assert record.events_sent == 5 and record.events_planned > 5
 
 
 def test_server_notices_a_client_leaving_during_pacing(sim) -> None:
@@ -226,7 +236,7 @@ def test_stop_ends_open_streams_promptly() -> None:
 
     reader = threading.Thread(target=read)
     reader.start()
-    sim.wait_for(lambda rs: bool(rs) and rs[-1].events_sent == 1)
+    sim.wait_for(lambda rs: bool(rs) and rs[-1].events_sent == 4)  # 3 + one content delta
     start = time.monotonic()
     sim.stop()
     reader.join(5)
@@ -235,6 +245,7 @@ def test_stop_ends_open_streams_promptly() -> None:
     assert sim.wait_idle()[-1].outcome == "server_stopped"
 
 
+@pytest.mark.slow
 async def test_hundreds_of_concurrent_streams(sim) -> None:
     sim.pacing_ms = 5
     limits = httpx.Limits(max_connections=300, max_keepalive_connections=300)

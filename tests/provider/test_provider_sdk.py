@@ -307,7 +307,8 @@ def test_openai_sdk_raises_api_error_on_mid_stream_error(sim, oai) -> None:
         "param": None,
         "code": None,
     }
-    assert sim.wait_idle()[-1].events_sent == 4  # three events, then the error payload
+    # after=3 counts content deltas: the role chunk, three content chunks, the error payload
+    assert sim.wait_idle()[-1].events_sent == 5
 
 
 def test_anthropic_sdk_raises_on_overloaded_mid_stream(sim, claude) -> None:
@@ -329,7 +330,10 @@ def test_sdks_raise_connection_error_on_reset(sim, oai, claude, provider) -> Non
         with pytest.raises(httpx2.TransportError):
             anthropic_stream(claude, [h.user("hello")])
     (*_, last) = sim.wait_idle()
-    assert last.events_sent == 2 and last.outcome == "fault"
+    # after=2 counts content deltas: OpenAI's role chunk, Anthropic's three-event
+    # preamble, then two content deltas each
+    assert last.events_sent == {"openai": 3, "anthropic": 5}[provider]
+    assert last.outcome == "fault"
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -358,7 +362,8 @@ def test_sdks_time_out_on_stall_and_the_server_sees_the_client_leave(sim, provid
             with pytest.raises(httpx2.ReadTimeout):
                 anthropic_stream(client, [h.user("hello")])
     (record,) = sim.wait_for(lambda records: bool(records) and records[-1].closed_by_client)
-    assert record.events_sent == 2 and record.outcome == "client_closed"
+    assert record.events_sent == {"openai": 3, "anthropic": 5}[provider]  # as for reset
+    assert record.outcome == "client_closed"
 
 
 def responses_stream(client: openai.OpenAI, text: str, model: str, **extra: Any) -> Any:

@@ -33,6 +33,7 @@ from navagent.gateway.protocols import PROTOCOLS
 from tests.gateway.sdk_oracle import responses_expected
 from tests.gateway.streams import translate
 from tests.gateway.test_responses_conformance import assert_matches
+from tests.gateway.thinking_parts import payload_of
 
 SANDBOXES = (
     "NAME         NAMESPACE  CREATED              PHASE\n"
@@ -107,7 +108,7 @@ def test_anthropic_thinking_survives_a_tool_round_trip() -> None:
     first = ChatRequest(messages=(UserMessage(content="list my sandboxes"),), tools=TOOLS)
     reply, _, message = round_trip("anthropic", first, model="sim-thinking")
     assert message.thinking and message.thinking[0].text == reply.script.thinking_text
-    assert message.thinking[0].signature == reply.script.signature
+    assert payload_of(message.thinking[0]) == {"signature": reply.script.signature}
     # The follow-up replays the signed block; the simulator rejects it otherwise.
     follow_up = ChatRequest(
         messages=(
@@ -144,8 +145,10 @@ def test_responses_reasoning_survives_two_tool_rounds() -> None:
             "openai-responses", ChatRequest(messages=history, tools=TOOLS), model
         )
         (part,) = message.thinking
-        assert part.text == reply.script.thinking_text and part.summary == (part.text,)
-        assert part.item_id.startswith("rs_") and part.encrypted_content.startswith("gAAAA")
+        payload = payload_of(part)
+        assert part.text == reply.script.thinking_text and payload["summary"] == [part.text]
+        assert payload["item_id"].startswith("rs_")
+        assert payload["encrypted_content"].startswith("gAAAA")
         names += [call.name for call in message.tool_calls]
         results = tuple(
             ToolResultMessage(tool_call_id=call.id, content=SANDBOXES)

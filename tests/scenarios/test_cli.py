@@ -77,14 +77,27 @@ def test_replay_exits_1_and_gives_the_first_reason_when_one_fails(
 
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
-    assert LINE.match(lines[0]).group(1, 2) == ("PASS", "providers[openai]")  # type: ignore[union-attr]
-    fail = LINE.match(lines[1])
+    status = [line for line in lines if LINE.match(line)]
+    assert LINE.match(status[0]).group(1, 2) == ("PASS", "providers[openai]")  # type: ignore[union-attr]
+    # -v shows a passing replay's transcript under its line
+    assert lines[1] == "      transcript providers [openai]"
+    assert "        turn 1 > What providers do I have?" in lines
+    fail = LINE.match(status[1])
     assert fail is not None and fail.group(1, 2) == ("FAIL", "providers[anthropic]")
     assert fail.group(4).strip() == (
         "request 1 (POST /v1/messages) differs from the cassette: messages[0].content[0].text:"
         ' "What providers do we have?" -> "What providers do I have?"'
     )
     assert '-          "text": "What providers do we have?",' in result.output  # -v shows the diff
+    # ... and the one block, with the command that records the cassette again
+    assert any(
+        line.startswith("      scenario providers, format anthropic, turn 1, request 1 (")
+        for line in lines
+    )
+    assert (
+        f"        re-record with: nav scenario record {folder / 'providers.yaml'}"
+        " --provider anthropic --sim"
+    ) in lines
     assert re.fullmatch(r"1 passed, 1 failed in \d+\.\ds", lines[-1])
 
 
@@ -189,6 +202,57 @@ def test_record_checks_every_key_before_recording_anything(
     ],
 )
 def test_record_usage_errors_exit_2(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch, arguments: list[str], message: str
+) -> None:
+    folder = copy_case("providers", providers=())
+    monkeypatch.chdir(folder.parent)
+    result = runner.invoke(app, ["scenario", "record", *arguments])
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_record_several_scenarios_and_only_the_missing_ones(
+    runner: CliRunner, copy_case: CopyCase, monkeypatch
+) -> None:
+    folder = copy_case("providers", "parallel-logs", providers=("openai",))
+    monkeypatch.chdir(folder.parent)
+    kept = folder.parent / "cassettes" / "openai" / "providers.yaml"
+    kept.write_bytes(kept.read_bytes() + b"# hand-made, must survive --missing\n")
+
+    result = runner.invoke(app, ["scenario", "record", "--missing", "--provider", "both", "--sim"])
+
+    assert result.exit_code == 0, result.output
+    written = sorted(line.split()[1] for line in result.output.splitlines())
+    cassettes = folder.parent / "cassettes"
+    assert written == sorted(
+        str(cassettes / provider / f"{scenario}.yaml")
+        for provider, scenario in [
+            ("anthropic", "parallel-logs"),
+            ("anthropic", "providers"),
+        ]
+    )
+    assert kept.read_bytes().endswith(b"must survive --missing\n")
+
+    again = runner.invoke(app, ["scenario", "record", "--missing", "--provider", "all", "--sim"])
+    assert again.exit_code == 0, again.output
+    assert "openai-responses" in again.output and "anthropic/" not in again.output
+
+    rewritten = runner.invoke(
+        app, ["scenario", "record", "providers", "parallel-logs", "--provider", "openai", "--sim"]
+    )
+    assert rewritten.exit_code == 0, rewritten.output
+    assert rewritten.output.count("wrote ") == 2
+    assert kept.read_bytes() == (CASSETTES / "openai" / "providers.yaml").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--provider", "openai", "--sim"], "use --missing"),
+        (["--missing", "--record-mode", "all", "--sim"], "--missing is --record-mode once"),
+    ],
+)
+def test_record_mode_usage_errors(
     runner: CliRunner, copy_case: CopyCase, monkeypatch, arguments: list[str], message: str
 ) -> None:
     folder = copy_case("providers", providers=())

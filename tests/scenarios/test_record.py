@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from navagent.core.wire_formats import FORMAT_IDS, wire_format
 from navagent.fixtures.harness import (
     RecordError,
     SimulatedCluster,
@@ -27,9 +28,10 @@ from navagent.fixtures.provider import SimulatedProvider
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
 
 FAKE_KEYS = {
-    "openai": "sk-proj-" + "FAKEfakeFAKEfake0123456789",
-    "anthropic": "sk-ant-" + "FAKEfakeFAKEfake0123456789",
+    "OPENAI_API_KEY": "sk-proj-" + "FAKEfakeFAKEfake0123456789",
+    "ANTHROPIC_API_KEY": "sk-ant-" + "FAKEfakeFAKEfake0123456789",
 }
+"""A realistic fake key per key variable (`WireFormat.key_env`)."""
 
 
 @pytest.mark.parametrize(
@@ -39,6 +41,15 @@ FAKE_KEYS = {
         ("provider-error-mid-stream", "openai"),
         ("non-ascii", "anthropic"),
         ("resume-session", "openai"),
+        *[
+            (scenario_id, provider)
+            for scenario_id in (
+                "provider-reset-mid-stream",
+                "provider-stall",
+                "cluster-tool-timeout",
+            )
+            for provider in FORMAT_IDS
+        ],
     ],
 )
 async def test_sim_recording_reproduces_the_committed_cassette_byte_for_byte(
@@ -54,17 +65,16 @@ async def test_sim_recording_reproduces_the_committed_cassette_byte_for_byte(
     assert list(result.path.parent.iterdir()) == [result.path]  # no partial file left
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", FORMAT_IDS)
 async def test_a_real_endpoint_recording_keeps_no_key_and_replays(
     provider, tmp_path: Path, cluster: SimulatedCluster
 ) -> None:
     scenario = load_scenario(SCENARIOS / "providers.yaml")
-    key = FAKE_KEYS[provider]
+    variable = wire_format(provider).key_env
+    key = FAKE_KEYS[variable]
     with SimulatedProvider() as remote:
         endpoint = remote.base_url
-        target = real_target(
-            provider, endpoint=endpoint, environ={f"{provider.upper()}_API_KEY": key}
-        )
+        target = real_target(provider, endpoint=endpoint, environ={variable: key})
         result = await record_scenario(
             scenario, provider, cassette_dir=tmp_path, target=target, cluster=cluster
         )

@@ -207,3 +207,113 @@ def test_scenario_models_are_frozen_and_strict() -> None:
     data["surprise"] = 1
     with pytest.raises(Exception, match="Extra inputs are not permitted"):
         Scenario.model_validate(data)
+
+
+def test_formats_and_per_format_expectations() -> None:
+    scenario = parse_scenario(
+        """
+id: per-format
+description: d
+formats: [anthropic, openai]
+turns:
+  - user: hi
+    expect: {finish: answered, answer: {contains: [hello]}}
+    expect_by_format:
+      anthropic: {answer: {contains: [Hello]}}
+""",
+        source="per-format.yaml",
+    )
+    assert scenario.formats == ("anthropic", "openai")
+    turn = scenario.turns[0]
+    assert turn.expect_for("anthropic").answer.contains == ("Hello",)  # type: ignore[union-attr]
+    assert turn.expect_for("anthropic").finish == "answered"  # the rest is kept
+    assert turn.expect_for("openai").answer.contains == ("hello",)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("formats", "expected"),
+    [
+        ("[]", "expected at least one of"),
+        ("[openai, openai]", "a format is listed twice"),
+        ("[gemini]", "formats[0]: unknown wire format 'gemini'"),
+    ],
+)
+def test_bad_formats_are_named(formats: str, expected: str) -> None:
+    text = f"id: x\ndescription: d\nformats: {formats}\nturns: [{{user: hi}}]\n"
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(text, source="x.yaml")
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            'cluster: {fault: "sandbox list=exti:1"}\n',
+            "scenarios/sample.yaml:3: cluster.fault: invalid NAV_SIM_FAULT rule"
+            " 'sandbox list=exti:1': unknown fault 'exti' (expected one of: slow, hang,",
+            id="nav-sim-unknown-fault",
+        ),
+        pytest.param(
+            'cluster: {fault: "sandbox lst=hang"}\n',
+            "scenarios/sample.yaml:3: cluster.fault: invalid NAV_SIM_FAULT rule"
+            " 'sandbox lst=hang': unknown command 'sandbox lst'",
+            id="nav-sim-unknown-command",
+        ),
+        pytest.param(
+            'cluster: {fault: "*=exit:0"}\n',
+            "scenarios/sample.yaml:3: cluster.fault: invalid NAV_SIM_FAULT rule '*=exit:0':"
+            " exit takes an exit code from 1 to 255",
+            id="nav-sim-bad-argument",
+        ),
+        pytest.param(
+            "turns:\n  - user: 'List them. [sim-fault: rest step=2]'\n",
+            "scenarios/sample.yaml:4: turns[0].user: bad sim-fault marker"
+            " '[sim-fault: rest step=2]': unknown fault kind 'rest'",
+            id="marker-unknown-kind",
+        ),
+        pytest.param(
+            "turns:\n  - user: 'List them. [sim-fault: reset aftr=2]'\n",
+            "scenarios/sample.yaml:4: turns[0].user: bad sim-fault marker"
+            " '[sim-fault: reset aftr=2]': unknown parameter 'aftr'",
+            id="marker-unknown-parameter",
+        ),
+        pytest.param(
+            "turns:\n  - user: 'A [sim-fault: reset] B [sim-fault: stall]'\n",
+            "scenarios/sample.yaml:4: turns[0].user: 2 sim-fault markers in one message",
+            id="two-markers",
+        ),
+    ],
+)
+def test_every_fault_grammar_is_checked_at_load_by_its_own_parser(text: str, expected: str) -> None:
+    turns = "" if "turns:" in text else "turns:\n  - user: hi\n"
+    found = problems("id: sample\ndescription: d\n" + text + turns)
+    assert any(problem.startswith(expected) for problem in found), found
+
+
+def test_valid_faults_load() -> None:
+    scenario = parse_scenario(
+        'id: sample\ndescription: d\ncluster: {fault: "sandbox list=hang;*=slow:0.5"}\n'
+        "turns:\n  - user: 'Hi [sim-fault: stall after=3 step=2]'\n",
+        source="scenarios/sample.yaml",
+    )
+    assert scenario.cluster.fault == "sandbox list=hang;*=slow:0.5"
+
+
+def test_timeouts_are_options_with_bounds() -> None:
+    scenario = parse_scenario(
+        "id: sample\ndescription: d\n"
+        "options: {tool_timeout: 0.5, first_token_timeout: 0.5, idle_timeout: 0.5}\n"
+        "turns:\n  - user: hi\n",
+        source="scenarios/sample.yaml",
+    )
+    assert scenario.options.tool_timeout == 0.5 and scenario.options.idle_timeout == 0.5
+    found = problems(
+        "id: sample\ndescription: d\noptions: {idle_timeout: 0.1, tool_timeout: 0}\n"
+        "turns:\n  - user: hi\n"
+    )
+    assert found == (
+        "scenarios/sample.yaml:3: options.tool_timeout: expected greater than 0, got int: 0",
+        "scenarios/sample.yaml:3: options.idle_timeout: expected greater than or equal to 0.3,"
+        " got float: 0.1",
+    )
