@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -95,7 +93,22 @@ def serve(
         int | None,
         typer.Option(
             help="Server processes sharing the port, one event loop each; 1 runs a single "
-            "process without a supervisor. Env: NAV_GATEWAY_WORKERS. Default: one per core."
+            "process without a supervisor. Env: NAV_GATEWAY_WORKERS. Default: one per CPU this "
+            "process may use (affinity, cgroup quota); more than 4 per CPU is refused."
+        ),
+    ] = None,
+    worker_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds a worker may go without a heartbeat (stopped or wedged) before it "
+            "is killed and replaced. Env: NAV_GATEWAY_WORKER_TIMEOUT. Default: 30."
+        ),
+    ] = None,
+    health_listen: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT serving only gRPC health in plaintext, for probes of a TLS "
+            "gateway. Env: NAV_GATEWAY_HEALTH_LISTEN. Default: off."
         ),
     ] = None,
     metrics_listen: Annotated[
@@ -125,16 +138,24 @@ def serve(
 ) -> None:
     """Serve navigator.chat.v1.Chat, translating to the routes' providers."""
     import logging
+    import os
+    import signal
     from functools import partial
 
     from pydantic import ValidationError
 
+    # A reload asked for before the handlers are in place waits for them (the
+    # mask is inherited by every thread and worker started from here).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+
+    from navagent.gateway._instance import PidFile
     from navagent.gateway._loop import run as run_on_fastest_loop
-    from navagent.gateway.callers import CallersError, load_callers
-    from navagent.gateway.routes import RoutesError, load_routes
+    from navagent.gateway.callers import CallersError
+    from navagent.gateway.config import load_config
+    from navagent.gateway.routes import RoutesError
     from navagent.gateway.server import serve as run_gateway
-    from navagent.gateway.server import server_credentials, summary
-    from navagent.gateway.settings import GatewaySettings
+    from navagent.gateway.server import server_credentials
+    from navagent.gateway.settings import GatewaySettings, environment_warnings
     from navagent.gateway.workers import Supervisor
 
     overrides: dict[str, Any] = {
@@ -154,6 +175,8 @@ def serve(
         "max_stream_duration_s": max_stream_duration,
         "max_message_bytes": max_message_bytes,
         "workers": workers,
+        "worker_timeout": worker_timeout,
+        "health_listen": health_listen,
         "metrics_listen": metrics_listen,
         "pid_file": pid_file,
         "callers": callers,
@@ -167,27 +190,35 @@ def serve(
     if settings.routes is None:
         _fail("no routes file: pass --routes FILE or set NAV_GATEWAY_ROUTES")
     _configure_logging(log_level)
+    gateway_log = logging.getLogger("navagent.gateway")
+    named_token = {settings.auth_token_env} if settings.auth_token_env else set()
+    for warning in environment_warnings(os.environ, also_known=named_token):
+        gateway_log.warning("environment: %s", warning)
+    pid = None
     try:
-        table = load_routes(settings.routes)
-        settings.auth_token()
-        with _pid_file(settings.pid_file):
-            if settings.worker_count == 1:
-                run_on_fastest_loop(run_gateway(settings, table))
-                return
-            # Fail here once, not in every worker: TLS files and the callers file.
-            server_credentials(settings)
-            if settings.callers is not None:
-                load_callers(settings.callers)
-            for warning in table.warnings:
-                logging.getLogger("navagent.gateway").warning("routes: %s", warning)
-            Supervisor(
-                settings,
-                workers=settings.worker_count,
-                summary=summary(table),
-                configure_logging=partial(_configure_logging, log_level),
-            ).run()
+        count = settings.worker_count
+        pid = PidFile(settings.pid_file) if settings.pid_file is not None else None
+        on_ready = pid.write if pid is not None else None
+        if count == 1:
+            config = load_config(settings, lambda _counter: 0)  # fail before binding
+            run_on_fastest_loop(run_gateway(settings, config.routes, on_ready=on_ready))
+            return
+        server_credentials(settings)  # fail here once, not in every worker
+        config = load_config(settings, lambda _counter: 0)
+        for warning in config.routes.warnings:
+            gateway_log.warning("routes: %s", warning)
+        Supervisor(
+            settings,
+            workers=count,
+            config=config,
+            configure_logging=partial(_configure_logging, log_level),
+            on_ready=on_ready,
+        ).run()
     except (RoutesError, CallersError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
+    finally:
+        if pid is not None:
+            pid.remove()
 
 
 @gateway_app.command("health")
@@ -197,14 +228,49 @@ def health(
         str, typer.Option(help="Service to ask about; empty for the whole server.")
     ] = "navigator.chat.v1.Chat",
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the answer.")] = 3.0,
+    tls_ca: Annotated[
+        Path | None,
+        typer.Option(help="CA bundle (PEM) that signs the gateway's certificate; enables TLS."),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None, typer.Option(help="Client certificate (PEM) for mutual TLS.")
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option(help="Client private key (PEM) for mutual TLS.")
+    ] = None,
+    tls_server_name: Annotated[
+        str | None,
+        typer.Option(help="Name to verify the certificate against (a gateway reached by IP)."),
+    ] = None,
 ) -> None:
-    """Exit 0 when the gateway answers SERVING over gRPC health (the container's probe)."""
+    """Exit 0 when the gateway answers SERVING over gRPC health (the container's probe).
+
+    A TLS gateway is checked with the same TLS options as `nav agent`, or
+    through its plaintext `--health-listen` port.
+    """
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+    from navagent.core.chat_client import TlsConfig
+    from navagent.core.chat_client import _channel_credentials as channel_credentials
+    from navagent.core.errors import NavAgentError
+
     request = health_pb2.HealthCheckRequest(service=service)
     try:
-        with grpc.insecure_channel(address) as channel:
+        if tls_ca or tls_cert or tls_key or tls_server_name:
+            tls = TlsConfig(
+                ca_file=tls_ca, cert_file=tls_cert, key_file=tls_key, server_name=tls_server_name
+            )
+            options = (
+                [("grpc.ssl_target_name_override", tls_server_name)] if tls_server_name else []
+            )
+            channel = grpc.secure_channel(address, channel_credentials(tls), options=options)
+        else:
+            channel = grpc.insecure_channel(address)
+    except NavAgentError as exc:
+        _fail(str(exc), command="health")
+    try:
+        with channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(request, timeout=timeout)
     except grpc.RpcError as exc:
         code_of = getattr(exc, "code", None)  # a failed call is also a grpc.Call
@@ -269,6 +335,8 @@ def reload(
     import os
     import signal
 
+    from navagent.gateway._instance import describe_process, is_gateway
+
     try:
         text = pid_file.read_text(encoding="utf-8").strip()
     except OSError as exc:
@@ -276,6 +344,13 @@ def reload(
     if not text.isdigit() or int(text) == 0:  # 1 is fine: the gateway in a container
         _fail(f"{pid_file} does not hold a gateway's pid (found {text[:20]!r})", command="reload")
     pid = int(text)
+    if not is_gateway(pid) and Path(f"/proc/{pid}").exists():
+        # Never signal a stranger: the pid file outlived its gateway and the pid was reused.
+        _fail(
+            f"process {pid} (from {pid_file}) is not a nav gateway (it runs: "
+            f"{describe_process(pid)}); the pid file is stale, so nothing was signalled",
+            command="reload",
+        )
     try:
         os.kill(pid, signal.SIGHUP)
     except ProcessLookupError:
@@ -283,24 +358,6 @@ def reload(
     except PermissionError:
         _fail(f"not allowed to signal process {pid} (from {pid_file})", command="reload")
     typer.echo(f"asked gateway {pid} to reload its routes; its log says the result")
-
-
-@contextmanager
-def _pid_file(path: Path | None) -> Iterator[None]:
-    """Hold our pid in `path` while the gateway runs (the top process: the supervisor)."""
-    import os
-
-    if path is None:
-        yield
-        return
-    try:
-        path.write_text(f"{os.getpid()}\n", encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot write pid file {path}: {exc.strerror or exc}") from None
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)
 
 
 def _configure_logging(level: LogLevel) -> None:

@@ -45,12 +45,16 @@ class Slots:
         self._lock_fd: int | None = None
 
     @classmethod
-    def shared(cls, *, workers: int, counters: int = 1) -> Slots:
-        """Counters in shared memory, for worker processes (passed to them as an argument)."""
+    def shared(cls, *, workers: int, counters: int = 1, directory: Path | None = None) -> Slots:
+        """Counters in shared memory, for worker processes (passed to them as an argument).
+
+        The lock file goes in `directory` (the gateway's state folder, which a
+        later gateway removes if this one dies without doing so).
+        """
         _check_shape(workers, counters)
         array = multiprocessing.get_context("spawn").RawArray(ctypes.c_int64, workers * counters)
         cells = cast("MutableSequence[int]", array)  # a ctypes array indexes as ints
-        fd, name = tempfile.mkstemp(prefix="nav-gateway-slots-", suffix=".lock")
+        fd, name = tempfile.mkstemp(prefix="nav-gateway-slots-", suffix=".lock", dir=directory)
         os.close(fd)
         return cls(cells, workers=workers, counters=counters, lock_path=Path(name))
 

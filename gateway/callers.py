@@ -19,8 +19,10 @@ stays open) and runs the call with its `Caller` in a context variable; the
 Chat service asks `admit_caller` once it knows the call's routing hint, which
 answers PERMISSION_DENIED or RESOURCE_EXHAUSTED naming the hint and the
 caller, never the token. A caller's own limit is counted in the gateway's
-`Slots` (counter 1 + its place among the limited callers), so with several
-workers it means the whole gateway, as `--max-concurrent-streams` does.
+`Slots`, in a counter that belongs to the caller's name (`assign_counters`):
+with several workers it means the whole gateway, as `--max-concurrent-streams`
+does, and a reload that keeps a caller keeps its streams in flight counted,
+wherever the caller moved in the file.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import hmac
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
@@ -40,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT
+from navagent.gateway import metrics
 from navagent.gateway._config_file import nearest_key, read_yaml_file
 from navagent.gateway._slots import GATEWAY, WorkerSlots
 
@@ -55,6 +58,7 @@ __all__ = [
     "SLOT_COUNTERS",
     "acting_as",
     "admit_caller",
+    "assign_counters",
     "caller_name",
     "current_caller",
     "hash_token",
@@ -104,8 +108,8 @@ class Caller:
     """None: every hint."""
     max_concurrent_streams: int | None = None
     counter: int | None = None
-    """The slot counter of its own limit: 1 + its place among the file's limited
-    callers, the same in every worker, which all read the same file."""
+    """The slot counter of its own limit, kept by name across reloads
+    (`assign_counters`); None until assigned, or without a limit."""
 
     def may_use(self, hint: str) -> bool:
         """Whether this caller may send calls for routing hint `hint`."""
@@ -200,16 +204,49 @@ def parse_callers(document: Any, *, source: str) -> CallerTable:
             if known.digest == digest:
                 raise CallersError(f"{where}: same token_hash as caller {known.name!r}")
         hints = None if ALL_HINTS in spec.routing_hints else frozenset(spec.routing_hints)
+        limited = sum(1 for known in callers if known.max_concurrent_streams is not None)
+        if spec.max_concurrent_streams is not None and limited >= MAX_LIMITED_CALLERS:
+            raise CallersError(
+                f"{where}: more than {MAX_LIMITED_CALLERS} callers with their own "
+                "max_concurrent_streams; give some callers none"
+            )
+        callers.append(Caller(spec.name, digest, hints, spec.max_concurrent_streams))
+    # Fresh counters, as for a gateway's first table; a reload reassigns them by name.
+    return assign_counters(CallerTable(callers, source=source), None, lambda _counter: 0)
+
+
+def assign_counters(
+    table: CallerTable, previous: CallerTable | None, busy: Callable[[int], int]
+) -> CallerTable:
+    """`table` with a slot counter for each caller with its own limit, keyed by name.
+
+    A caller `previous` had keeps its counter, so its streams in flight stay
+    counted across the reload; a new caller gets a counter no kept caller has
+    and no stream holds (`busy(counter) == 0`: a removed caller's streams may
+    still be running).
+
+    Raises:
+        CallersError: every counter is taken (removed callers still streaming).
+    """
+    kept = (
+        {c.name: c.counter for c in previous.callers if c.counter is not None} if previous else {}
+    )
+    taken = {kept[c.name] for c in table.callers if c.max_concurrent_streams and c.name in kept}
+    free = (n for n in range(1, SLOT_COUNTERS) if n not in taken)
+    assigned: list[Caller] = []
+    for caller in table.callers:
         counter = None
-        if spec.max_concurrent_streams is not None:
-            counter = 1 + sum(1 for known in callers if known.counter is not None)
-            if counter >= SLOT_COUNTERS:
-                raise CallersError(
-                    f"{where}: more than {MAX_LIMITED_CALLERS} callers with their own "
-                    "max_concurrent_streams; give some callers none"
-                )
-        callers.append(Caller(spec.name, digest, hints, spec.max_concurrent_streams, counter))
-    return CallerTable(callers, source=source)
+        if caller.max_concurrent_streams is not None:
+            counter = kept.get(caller.name)
+            if counter is None:
+                counter = next((n for n in free if busy(n) == 0), None)
+                if counter is None:
+                    raise CallersError(
+                        f"{table.source}: no stream counter is free for caller {caller.name!r} "
+                        "(callers removed by a reload are still streaming); reload again shortly"
+                    )
+        assigned.append(replace(caller, counter=counter))
+    return CallerTable(assigned, source=table.source)
 
 
 def _field_problem(exc: ValidationError) -> str:
@@ -307,7 +344,7 @@ def admit_caller(hint: str, slots: WorkerSlots) -> CallerLease:
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"caller {caller.name!r} is serving its limit of {limit} concurrent streams; "
             "retry shortly",
-            "rejected",
+            "caller_limit",
         )
     return CallerLease(slots, counter)
 
@@ -370,6 +407,7 @@ def _rejecting(handler: _Handler) -> _Handler:
     """A handler of the same shape as `handler` that answers UNAUTHENTICATED."""
 
     async def deny(_request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        metrics.record_refused("unauthenticated")
         await context.abort(
             grpc.StatusCode.UNAUTHENTICATED,
             "missing or invalid bearer token (send metadata `authorization: Bearer <token>`)",

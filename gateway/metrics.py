@@ -38,14 +38,25 @@ __all__ = [
     "multiprocess_directory",
     "record_admitted",
     "record_finished",
+    "record_refused",
     "remove_directory",
     "serve_http",
 ]
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _PREFIX = "nav_gateway_"
-REFUSALS = frozenset({"rejected", "invalid_argument", "no_route"})
-"""Outcomes of calls refused before streaming: counted as rejected, by this reason."""
+REFUSALS = frozenset(
+    {
+        "unauthenticated",
+        "permission_denied",
+        "invalid_argument",
+        "no_route",
+        "caller_limit",
+        "gateway_limit",
+    }
+)
+"""Why a call is refused before it becomes a stream: each refusal is counted
+once in `streams_rejected_total{reason}` and never as a started stream."""
 
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _DURATION_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0)
@@ -134,14 +145,19 @@ def record_admitted(hint_label: str) -> None:
         ACTIVE_STREAMS.inc()
 
 
+def record_refused(reason: str) -> None:
+    """A call was refused before streaming, for `reason` (one of `REFUSALS`)."""
+    if _enabled:
+        STREAMS_REJECTED.labels(reason if reason in REFUSALS else "other").inc()
+
+
 def record_finished(facts: StreamFacts, *, admitted: bool) -> None:
     """A call ended with its one outcome (admitted or not)."""
     if not _enabled:
         return
     outcome = facts.outcome
     if not admitted:
-        if outcome in REFUSALS:
-            STREAMS_REJECTED.labels(outcome).inc()
+        record_refused(outcome)
         return
     ACTIVE_STREAMS.dec()
     route = facts.route
@@ -157,13 +173,14 @@ def record_finished(facts: StreamFacts, *, admitted: bool) -> None:
         counters.get(kind, UPSTREAM_FAILOVERS).labels(attempt_route, status).inc()
 
 
-def multiprocess_directory() -> Path:
+def multiprocess_directory(parent: Path | None = None) -> Path:
     """A fresh directory for the workers' values; set as `PROMETHEUS_MULTIPROC_DIR`.
 
     The supervisor calls this before starting any worker: prometheus-client
-    picks its value store when a worker first imports it.
+    picks its value store when a worker first imports it. `parent` is the
+    gateway's state folder, removed by a later gateway if this one dies.
     """
-    directory = Path(tempfile.mkdtemp(prefix="nav-gateway-metrics-"))
+    directory = Path(tempfile.mkdtemp(prefix="nav-gateway-metrics-", dir=parent))
     os.environ[MULTIPROC_ENV] = str(directory)
     return directory
 

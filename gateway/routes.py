@@ -239,6 +239,12 @@ def parse_routes(
         except ValidationError as exc:
             raise RoutesError(f"{where}: {_field_problem(exc, unknown)}") from None
         route = _resolve(spec, where=where, position=position, environ=env)
+        for earlier, known in enumerate(routes, start=1):
+            if known.name == route.name:  # their metrics series would merge
+                raise RoutesError(
+                    f"{where}: the name {route.name!r} is already route {earlier}'s; "
+                    "give each route its own name"
+                )
         routes.append(route)
         warnings += [
             f"{where}: unknown key {key!r} is ignored"

@@ -14,6 +14,7 @@ import signal
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import grpc
 import httpx
@@ -21,18 +22,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from navagent.core.redaction import clip
 from navagent.gateway import metrics
 from navagent.gateway._network import upstream_transport
-from navagent.gateway._slots import WorkerSlots
-from navagent.gateway.callers import (
-    CallerAuthInterceptor,
-    CallersError,
-    CallerTable,
-    load_callers,
-)
+from navagent.gateway._slots import Slots, WorkerSlots
+from navagent.gateway.callers import SLOT_COUNTERS, CallerAuthInterceptor, CallerTable
+from navagent.gateway.config import Config, load_callers_of, reload_config, summary
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
-from navagent.gateway.routes import RoutesError, RouteTable, load_routes
+from navagent.gateway.routes import RouteTable
 from navagent.gateway.service import SERVICE_NAME, ChatService, StreamLimits, chat_rpc_handler
 from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Timeouts, Upstream
@@ -122,11 +118,13 @@ class Gateway:
         http_client: httpx.AsyncClient | None = None,
         slots: WorkerSlots | None = None,
         reuse_port: bool = False,
+        callers: CallerTable | None | Literal["from settings"] = "from settings",
     ) -> None:
-        """Set up the servicer; `slots` and `reuse_port` are for supervised workers.
+        """Set up the servicer; `slots`, `reuse_port` and `callers` are for supervised workers.
 
         A worker (`navagent.gateway.workers`) counts its streams in slots
-        shared across workers, and shares the listening port with them.
+        shared across workers, shares the listening port with them, and is
+        handed its callers by the supervisor instead of reading the file.
         """
         self.settings = settings
         self.routes = routes
@@ -144,6 +142,7 @@ class Gateway:
             first_token_s=settings.first_token_timeout_s,
             idle_s=settings.idle_timeout_s,
         )
+        self._slots = slots or Slots.local(counters=SLOT_COUNTERS).worker(0)
         self.dispatcher = Dispatcher(
             routes,
             Upstream(self._http, timeouts=timeouts),
@@ -156,14 +155,16 @@ class Gateway:
                 max_duration_s=settings.max_stream_duration_s,
                 max_message_bytes=settings.max_message_bytes,
             ),
-            slots=slots,
+            slots=self._slots,
         )
         self._reuse_port = reuse_port
+        self._given_callers = callers
         self.callers: CallerTable | None = None
         """Who may call, when auth is on (`--callers`, `--auth-token-env`)."""
         self._health = HealthServicer()
         self._reloading = asyncio.Lock()
         self._server: grpc.aio.Server | None = None
+        self._health_server: grpc.aio.Server | None = None
         self.port: int | None = None
 
     @property
@@ -181,7 +182,10 @@ class Gateway:
             RuntimeError: the address cannot be bound.
         """
         interceptors = []
-        self.callers = self._load_callers()
+        if self._given_callers == "from settings":
+            self.callers = load_callers_of(self.settings, None, self._slots.in_use)
+        else:
+            self.callers = self._given_callers
         if self.callers is not None:
             interceptors.append(CallerAuthInterceptor(self._current_callers))
         server = grpc.aio.server(
@@ -213,10 +217,11 @@ class Gateway:
         except RuntimeError as exc:
             raise RuntimeError(f"cannot listen on {self.settings.listen}: {exc}") from None
         await server.start()
-        await self._health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
         self._server = server
         self.port = port
+        if self.settings.health_listen is not None:
+            self._health_server = await self._serve_health(self.settings.health_listen)
+        await self.set_serving(True)
         if announce:
             self._announce(credentials is not None)
 
@@ -227,13 +232,41 @@ class Gateway:
             "gateway ready on %s%s: %s", self.address, " (tls)" if tls else "", summary(self.routes)
         )
 
-    def _load_callers(self) -> CallerTable | None:
-        """The callers file's table plus the `--auth-token-env` caller; None when auth is off."""
-        path, token = self.settings.callers, self.settings.auth_token()
-        table = load_callers(path) if path is not None else None
-        if token is not None and self.settings.auth_token_env:
-            table = (table or CallerTable(())).with_token(self.settings.auth_token_env, token)
-        return table
+    async def _serve_health(self, listen: str) -> grpc.aio.Server:
+        """A plaintext server with only the health service, for probes of a TLS gateway.
+
+        It answers from the same health state as the gateway, so it says
+        NOT_SERVING whenever the gateway does.
+
+        Raises:
+            RuntimeError: the address cannot be bound.
+        """
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 1 if self._reuse_port else 0)])
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        if not self._reuse_port:
+            check_bindable(listen)
+        try:
+            server.add_insecure_port(listen)
+        except RuntimeError as exc:
+            raise RuntimeError(f"cannot serve health on {listen}: {exc}") from None
+        await server.start()
+        return server
+
+    async def set_serving(self, serving: bool) -> None:
+        """Answer health checks SERVING or NOT_SERVING (no change once shutting down)."""
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        await self._health.set(SERVICE_NAME, status)
+        await self._health.set("", status)
+
+    def apply(self, config: Config) -> None:
+        """Serve new calls with `config` (streams in flight keep the routes they started with)."""
+        self.routes = self.dispatcher.routes = config.routes
+        if self.callers is not None:  # auth cannot be switched on by a reload
+            self.callers = config.callers
 
     def _current_callers(self) -> CallerTable:
         assert self.callers is not None
@@ -245,40 +278,15 @@ class Gateway:
         Each swap is one assignment: streams in flight keep the table they
         started with (the dispatcher reads it once per stream), new calls get
         the new one. A file that cannot be used leaves its old table in place
-        and says why in one log line.
+        and says why in one log line (`navagent.gateway.config`).
         """
         async with self._reloading:
-            callers_ok = await self._reload_callers()
-            return await self._reload_routes() and callers_ok
-
-    async def _reload_callers(self) -> bool:
-        if self.settings.callers is None or self.callers is None:
-            return True
-        try:
-            table = await asyncio.to_thread(self._load_callers)
-        except (CallersError, ValueError) as exc:
-            log.error("reload failed, keeping the current callers: %s", clip(str(exc), 1024))
-            return False
-        assert table is not None
-        self.callers = table
-        log.info("callers reloaded from %s: %d caller(s)", table.source, len(table.callers))
-        return True
-
-    async def _reload_routes(self) -> bool:
-        path = self.settings.routes
-        if path is None:
-            log.warning("reload: nothing to re-read (the gateway was started without --routes)")
-            return False
-        try:
-            table = await asyncio.to_thread(load_routes, path)
-        except RoutesError as exc:
-            log.error("reload failed, keeping the current routes: %s", clip(str(exc), 1024))
-            return False
-        for warning in table.warnings:
-            log.warning("routes: %s", warning)
-        self.routes = self.dispatcher.routes = table
-        log.info("routes reloaded from %s: %s", path, summary(table))
-        return True
+            current = Config(self.routes, self.callers)
+            config, ok = await asyncio.to_thread(
+                reload_config, self.settings, current, self._slots.in_use
+            )
+            self.apply(config)
+            return ok
 
     async def stop(self, grace_s: float | None = None) -> None:
         """Stop accepting calls, let streams finish within the grace period, then end them.
@@ -298,6 +306,9 @@ class Gateway:
             self.service.cancel_all()
         await stopping
         self._server = None
+        if self._health_server is not None:
+            await self._health_server.stop(0)
+            self._health_server = None
         if self._owns_client:
             await self._http.aclose()
 
@@ -305,16 +316,6 @@ class Gateway:
         """Block until the server stops."""
         if self._server is not None:
             await self._server.wait_for_termination()
-
-
-def summary(routes: RouteTable) -> str:
-    """`N route(s): hint->protocol, ...`, for the ready and reload log lines."""
-    hints = ", ".join(
-        f"{route.routing_hint}->{route.chat_protocol or '/'.join(route.protocols)}"
-        f"{'' if route.enabled else ' (disabled)'}"
-        for route in routes.routes
-    )
-    return f"{len(routes.routes)} route(s): {hints or 'none'}"
 
 
 def watch_reload_signal(gateway: Gateway) -> None:
@@ -334,28 +335,27 @@ async def serve(
     settings: GatewaySettings,
     routes: RouteTable,
     *,
-    worker: WorkerSlots | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
-    """Run a gateway until SIGTERM or SIGINT, then shut down gracefully.
+    """Run a single-process gateway until SIGTERM or SIGINT, then shut down gracefully.
 
-    A supervised worker passes its `worker` slots: it then shares the port
-    with its siblings and calls `on_ready` instead of logging the ready line
-    (the supervisor logs one for the whole gateway).
+    `on_ready` runs once the port is bound and every signal handler is in
+    place (the CLI writes the pid file there); only then is SIGHUP, blocked
+    by the CLI from the first instant, let through.
     """
     if settings.metrics_listen is not None:
         metrics.enable()
-        if worker is None:  # a supervisor serves its workers' metrics
-            metrics.serve_http(settings.metrics_listen)
-    gateway = Gateway(settings, routes, slots=worker, reuse_port=worker is not None)
-    await gateway.start(announce=worker is None)
-    if on_ready is not None:
-        on_ready()
+        metrics.serve_http(settings.metrics_listen)
+    gateway = Gateway(settings, routes)
+    await gateway.start()
     watch_reload_signal(gateway)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+    if on_ready is not None:
+        on_ready()
     await stop.wait()
     log.info("shutting down: %d stream(s) in flight", gateway.service.active_streams)
     await gateway.stop()

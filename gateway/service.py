@@ -57,6 +57,8 @@ __all__ = ["SERVICE_NAME", "ChatService", "StreamLimits", "chat_rpc_handler"]
 
 SERVICE_NAME = "navigator.chat.v1.Chat"
 _MAX_STATUS_CHARS = 1024
+_LAST_WRITE_S = 2.0
+"""How long a stream's last `error` event may wait for a write still pending in gRPC."""
 _BARE = re.compile(r"[A-Za-z0-9._:/#@+-]{1,80}")
 
 log = logging.getLogger("navagent.gateway")
@@ -220,17 +222,19 @@ class ChatService:
         task = asyncio.current_task()
         assert task is not None
         lease: CallerLease | None = None
+        slot = False
         try:
             neutral, extended = self._admit(request, stream_log)
+            # Every refusal comes before the stream is admitted (and counted as started).
+            lease = admit_caller(stream_log.hint, self._slots)
+            slot = self._take_slot()
+            stream_log.admit(stream_log.hint)  # a route's hint: bounded, a fair label
+            self._active.add(task)
             try:
-                lease = admit_caller(stream_log.hint, self._slots)
-                self._active.add(task)
                 async with asyncio.timeout(self.limits.max_duration_s):
                     await self._serve(neutral, extended, context, stream_log)
             except TimeoutError:
                 await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
-            finally:
-                self._slots.release(GATEWAY)
         except (_Refused, CallerRefusedError) as refused:
             stream_log.settle(refused.outcome)
             await _abort(context, refused.code, refused.message)
@@ -252,6 +256,8 @@ class ChatService:
             await self._internal(context, stream_log, exc)
         finally:
             self._active.discard(task)
+            if slot:
+                self._slots.release(GATEWAY)
             if lease is not None:
                 lease.release()
             stream_log.emit()
@@ -274,15 +280,22 @@ class ChatService:
         routes = self._dispatcher.routes
         if not routes.candidates(stream_log.hint):  # before taking a slot
             raise NoRouteError(routes.no_route_message(stream_log.hint))
+        return admitted
+
+    def _take_slot(self) -> bool:
+        """One of the gateway's `max_concurrent_streams` slots (True), or a refusal.
+
+        Raises:
+            _Refused: RESOURCE_EXHAUSTED, the gateway is at its limit.
+        """
         if not self._slots.try_acquire(self.limits.max_concurrent_streams, GATEWAY):
             raise _Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"the gateway is serving its limit of {self.limits.max_concurrent_streams} "
                 "concurrent streams; retry shortly",
-                "rejected",
+                "gateway_limit",
             )
-        stream_log.admit(stream_log.hint)  # a route's hint: bounded, a fair label
-        return admitted
+        return True
 
     async def _internal(
         self,
@@ -315,11 +328,26 @@ class ChatService:
         """End a stream that has no terminal event yet with `error`."""
         if stream_log.outcome is not None:
             return
-        try:
-            await context.write(event_to_proto(StreamError(error=error)))
-        except Exception:  # the client is gone: there is no one left to tell
-            stream_log.settle("cancelled")
-            return
+        message = event_to_proto(StreamError(error=error))
+        deadline = time.monotonic() + _LAST_WRITE_S
+        while True:
+            try:
+                await context.write(message)
+                break
+            except Exception:
+                if context.cancelled():  # the client is gone: there is no one left to tell
+                    stream_log.settle("cancelled")
+                    return
+                if time.monotonic() < deadline:
+                    # A shutdown's cancellation that landed inside a write leaves that
+                    # write pending in gRPC's core (TOO_MANY_OPERATIONS) until it is sent.
+                    await asyncio.sleep(0.01)
+                    continue
+                # Still not writable: end with a status, never an empty OK.
+                stream_log.settle(f"error:{error.code}")
+                code = grpc.StatusCode.UNAVAILABLE if error.retryable else grpc.StatusCode.INTERNAL
+                await _abort(context, code, error.message)
+                return
         stream_log.settle(f"error:{error.code}")
 
     async def _serve(

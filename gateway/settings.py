@@ -1,23 +1,46 @@
-"""Gateway settings: command-line options over `NAV_GATEWAY_*` variables over defaults."""
+"""Gateway settings: command-line options over `NAV_GATEWAY_*` variables over defaults.
+
+Every option `--some-name` is also `NAV_GATEWAY_SOME_NAME`. The seconds
+options were once read from `..._S` variables (`NAV_GATEWAY_GRACE_PERIOD_S`):
+those still work, with a warning (`environment_warnings`), which also names
+every `NAV_GATEWAY_*` variable that is no setting and the one it resembles.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navagent.core.redaction import header_safe_problem, register_secret
+from navagent.gateway._config_file import nearest_key
 
-__all__ = ["GatewaySettings"]
+__all__ = ["ENV_PREFIX", "GatewaySettings", "environment_warnings", "usable_cpus"]
+
+ENV_PREFIX = "NAV_GATEWAY_"
+WORKERS_PER_CPU = 4
+"""`--workers` above this many per usable CPU is refused: each worker is a
+whole process (about 60 MB) and more than the CPUs only adds switching."""
+_DEPRECATED_SUFFIX = "_S"
+
+
+def _seconds(name: str) -> Any:
+    """The variables of a seconds option: its name, then the deprecated `_S` one."""
+    variable = ENV_PREFIX + name.upper()
+    return AliasChoices(name, variable, variable + _DEPRECATED_SUFFIX)
 
 
 class GatewaySettings(BaseSettings):
     """Everything `nav gateway serve` can be told; each field also reads `NAV_GATEWAY_<NAME>`."""
 
-    model_config = SettingsConfigDict(env_prefix="NAV_GATEWAY_", frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, frozen=True, extra="forbid", populate_by_name=True
+    )
 
     listen: str = "127.0.0.1:50051"
     """`HOST:PORT` to bind; port 0 picks a free one."""
@@ -32,22 +55,34 @@ class GatewaySettings(BaseSettings):
     max_concurrent_streams: int = Field(default=256, ge=1)
     max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_upstream_connections: int = Field(default=1024, ge=1)
-    connect_timeout_s: float = Field(default=10.0, gt=0)
-    first_token_timeout_s: float = Field(default=60.0, gt=0)
+    connect_timeout_s: float = Field(
+        default=10.0, gt=0, validation_alias=_seconds("connect_timeout")
+    )
+    first_token_timeout_s: float = Field(
+        default=60.0, gt=0, validation_alias=_seconds("first_token_timeout")
+    )
     """From the call's arrival to the provider's first content, across every
     attempt: connect, response headers and first token all count."""
-    idle_timeout_s: float = Field(default=60.0, gt=0)
+    idle_timeout_s: float = Field(default=60.0, gt=0, validation_alias=_seconds("idle_timeout"))
     """Longest wait for content progress once streaming; keep-alives do not count."""
-    max_stream_duration_s: float = Field(default=1800.0, gt=0)
+    max_stream_duration_s: float = Field(
+        default=1800.0, gt=0, validation_alias=_seconds("max_stream_duration")
+    )
     """Longest a stream may last from its arrival, however busy it is."""
     max_message_bytes: int = Field(default=4 * 1024 * 1024 - 64 * 1024, ge=64 * 1024)
     """Largest message sent to a client: deltas are split below it, and a final
     answer above it ends the stream with an error (gRPC clients refuse messages
     over 4 MiB by default)."""
     attempts_per_route: int = Field(default=3, ge=1)
-    grace_period_s: float = Field(default=10.0, ge=0)
-    workers: int | None = Field(default=None, ge=1, le=1024)
-    """Server processes sharing the port; None means one per core, 1 means no supervisor."""
+    grace_period_s: float = Field(default=10.0, ge=0, validation_alias=_seconds("grace_period"))
+    workers: int | None = Field(default=None, ge=1)
+    """Server processes sharing the port; None means one per usable CPU, 1 means no
+    supervisor; more than `WORKERS_PER_CPU` per usable CPU is refused (`worker_count`)."""
+    worker_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a worker may go without a heartbeat before it is killed and replaced
+    (gunicorn's `--timeout`): a stopped or wedged worker still gets connections."""
+    health_listen: str | None = None
+    """`HOST:PORT` serving only gRPC health in plaintext, for probes of a TLS gateway."""
     metrics_listen: str | None = None
     """`HOST:PORT` serving Prometheus metrics; None leaves them off."""
     pid_file: Path | None = None
@@ -57,10 +92,35 @@ class GatewaySettings(BaseSettings):
 
     @property
     def worker_count(self) -> int:
-        """`workers`, or one per core when unset."""
-        return self.workers or os.cpu_count() or 1
+        """`workers`, or one per usable CPU when unset.
 
-    @field_validator("listen", "metrics_listen")
+        Raises:
+            ValueError: more workers than `WORKERS_PER_CPU` per usable CPU.
+        """
+        cpus = usable_cpus()
+        if self.workers is None:
+            return cpus
+        most = WORKERS_PER_CPU * cpus
+        if self.workers > most:
+            raise ValueError(
+                f"--workers {self.workers} is more than this process can use: it may run on "
+                f"{cpus} CPU(s) (affinity and cgroup quota), so at most {most} workers "
+                f"({WORKERS_PER_CPU} per CPU; each is a whole process of about 60 MB). "
+                "Leave --workers unset for one per usable CPU"
+            )
+        return self.workers
+
+    @classmethod
+    def environment_names(cls) -> dict[str, str]:
+        """Each setting's variable (`NAV_GATEWAY_GRACE_PERIOD`) and its field name."""
+        names = {}
+        for name, info in cls.model_fields.items():
+            alias = info.validation_alias
+            variable = alias.choices[1] if isinstance(alias, AliasChoices) else None
+            names[str(variable) if variable else ENV_PREFIX + name.upper()] = name
+        return names
+
+    @field_validator("listen", "metrics_listen", "health_listen")
     @classmethod
     def _host_port(cls, value: str | None) -> str | None:
         if value is None:
@@ -114,3 +174,63 @@ class GatewaySettings(BaseSettings):
             raise ValueError(f"the token in {name} cannot be sent as a bearer token: {problem}")
         register_secret(token)
         return token
+
+
+def environment_warnings(environ: Mapping[str, str], *, also_known: set[str]) -> list[str]:
+    """What is wrong with the `NAV_GATEWAY_*` variables: deprecated names and unknown ones.
+
+    `also_known` are variables that are not settings but are used on purpose
+    (the one `--auth-token-env` names).
+    """
+    known = GatewaySettings.environment_names()
+    warnings = []
+    for variable in sorted(environ):
+        if not variable.startswith(ENV_PREFIX) or variable in known or variable in also_known:
+            continue
+        current = variable.removesuffix(_DEPRECATED_SUFFIX)
+        if variable.endswith(_DEPRECATED_SUFFIX) and known.get(current, "").endswith("_s"):
+            warnings.append(f"{variable} is deprecated; use {current} (it is read for now)")
+            continue
+        close = nearest_key(variable, known)
+        warnings.append(
+            f"{variable} is not a gateway setting and is ignored"
+            + (f" (did you mean {close}?)" if close else "")
+        )
+    return warnings
+
+
+def usable_cpus() -> int:
+    """CPUs this process may use: its affinity mask, capped by a cgroup CPU quota.
+
+    `os.cpu_count()` counts the machine's CPUs; in a container on a 64-core
+    node limited to 2 CPUs, or under `taskset`, that would start 64 workers.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        cpus = min(cpus, max(1, math.ceil(quota)))
+    return max(1, cpus)
+
+
+def _cgroup_quota() -> float | None:
+    return _read_quota(Path("/sys/fs/cgroup"))
+
+
+def _read_quota(root: Path) -> float | None:
+    """CPUs allowed by the cgroup quota (v2 `cpu.max`, v1 `cfs_quota_us`); None if unlimited."""
+    try:
+        quota, _, period = (root / "cpu.max").read_text(encoding="ascii").partition(" ")
+        if quota.strip() != "max" and period.strip():
+            return int(quota) / int(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((root / "cpu" / "cpu.cfs_quota_us").read_text(encoding="ascii"))
+        period_us = int((root / "cpu" / "cpu.cfs_period_us").read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return None
+    return quota_us / period_us if quota_us > 0 and period_us > 0 else None

@@ -72,10 +72,13 @@ def test_it_serves_the_gateway_and_probes_its_grpc_health() -> None:
     assert entrypoint.replace(" ", "") == '["nav","gateway","serve"]'
     (check,) = values("HEALTHCHECK")
     assert '"nav", "gateway", "health"' in check
-    (port,) = [p["containerPort"] for p in deployment_ports() if p["name"] == "grpc"]
-    assert f"127.0.0.1:{port}" in check
-    assert str(port) in values("EXPOSE")[0].split()
-    assert f"NAV_GATEWAY_LISTEN=0.0.0.0:{port}" in " ".join(values("ENV"))
+    ports = {p["name"]: p["containerPort"] for p in deployment_ports()}
+    environment = " ".join(values("ENV"))
+    assert f"NAV_GATEWAY_LISTEN=0.0.0.0:{ports['grpc']}" in environment
+    # The check uses the plaintext health port, so it works when 50051 has TLS.
+    assert f"NAV_GATEWAY_HEALTH_LISTEN=0.0.0.0:{ports['health']}" in environment
+    assert f"127.0.0.1:{ports['health']}" in check
+    assert {str(ports["grpc"]), str(ports["health"])} <= set(values("EXPOSE")[0].split())
 
 
 def deployment_ports() -> list[dict[str, Any]]:

@@ -296,3 +296,64 @@ async def test_health_stays_open_and_reflection_needs_a_known_token(gateway) -> 
     async with grpc.aio.insecure_channel(server.address) as channel:
         reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def two_limited(first: str, second: str) -> str:
+    """Callers `ci` and `ops`, each with a limit of one stream, in the order given."""
+    tokens = {"ci": CI_TOKEN, "ops": OPS_TOKEN}
+    return "callers:\n" + "".join(
+        f"  - name: {name}\n    token_hash: {hash_token(tokens[name])}\n"
+        '    routing_hints: ["*"]\n    max_concurrent_streams: 1\n'
+        for name in (first, second)
+    )
+
+
+async def test_a_callers_limit_follows_its_name_across_a_reload_that_moves_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "callers.yaml"
+    path.write_text(two_limited("ci", "ops"), encoding="utf-8")
+    provider = PacedProvider(tokens=40, delay=0.02)
+    server = Gateway(
+        GatewaySettings(listen="127.0.0.1:0", callers=path),
+        table(route("a")),
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(provider)),
+    )
+    await server.start()
+    try:
+        busy = asyncio.create_task(call(server, CI_TOKEN))  # ci holds its one stream
+        while server.service.active_streams == 0:
+            await asyncio.sleep(0.01)
+        path.write_text(two_limited("ops", "ci"), encoding="utf-8")  # ci moves down
+        await server.reload()  # no routes file to re-read: the callers are what changed
+        assert server.callers is not None
+        assert [caller.name for caller in server.callers.callers] == ["ops", "ci"]
+        # The idle caller is served; the busy one is still at its limit.
+        provider.tokens, provider.delay = 3, 0.0
+        assert await call(server, OPS_TOKEN) == "aaa"
+        assert (await refused(server, CI_TOKEN)).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        await busy
+        assert await call(server, CI_TOKEN) == "aaa"  # its slot came back under its name
+    finally:
+        await server.stop(grace_s=0)
+
+
+def test_reassigned_counters_skip_those_a_removed_callers_streams_still_hold() -> None:
+    from navagent.gateway.callers import CallerTable, assign_counters
+
+    before = parse_callers(yaml_doc(two_limited("ci", "ops")), source="f")
+    counters = {c.name: c.counter for c in before.callers}
+    after = parse_callers(
+        yaml_doc(two_limited("ci", "ops").replace("name: ops", "name: new")), source="f"
+    )
+    held = {counters["ops"]: 1}  # the removed caller still streams
+    table = assign_counters(after, before, lambda counter: held.get(counter, 0))
+    moved = {c.name: c.counter for c in table.callers}
+    assert moved["ci"] == counters["ci"] and moved["new"] not in counters.values()
+    assert isinstance(table, CallerTable)
+
+
+def yaml_doc(text: str) -> Any:
+    import yaml
+
+    return yaml.safe_load(text)
