@@ -40,6 +40,9 @@ _ABSTRACT_SOCKETS: bool = sys.platform == "linux"
 """Linux names sockets outside the file system; elsewhere the port lock is a file."""
 _ROOT_NAME = "nav-gateway"
 _LOCK_NAME = ".lock"
+_MAKING = ".making-"
+"""Prefix of a state folder whose lock is not taken yet."""
+_MAKING_GRACE_S = 60.0
 
 
 class PortLock:
@@ -86,15 +89,23 @@ def _taken(port: int) -> str:
 
 
 class StateFolder:
-    """This gateway's folder for its slots' lock file and metrics; removed at exit."""
+    """This gateway's folder for its slots' lock file and metrics; removed at exit.
+
+    The folder is made under a hidden name, its lock taken inside it, and only
+    then renamed into place (the lock stays with the open file). So every
+    folder a sweep sees under its final name is locked for as long as its
+    gateway lives: a free lock means a dead gateway, with no guess by age.
+    """
 
     def __init__(self, root: Path | None = None) -> None:
         """Make the folder, after removing those of gateways that died without doing so."""
         base = root or _root()
         sweep(base)
-        self.path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=base))
-        self._fd: int | None = os.open(self.path / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        making = Path(tempfile.mkdtemp(prefix=f"{_MAKING}{os.getpid()}-", dir=base))
+        self._fd: int | None = os.open(making / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
+        self.path = base / making.name.removeprefix(_MAKING)
+        making.rename(self.path)
 
     def close(self) -> None:
         """Remove the folder and everything in it."""
@@ -107,8 +118,8 @@ class StateFolder:
 def sweep(root: Path) -> list[Path]:
     """Remove the folders under `root` whose gateway is gone (their lock is free).
 
-    A folder without a lock file is one being made right now, or one whose
-    lock went with a partial clean-up: removed once it is a minute old.
+    A folder still being made (hidden name) is left alone unless it is a
+    minute old: its gateway died between making it and renaming it.
     """
     removed = []
     for folder in root.iterdir() if root.is_dir() else ():
@@ -119,19 +130,20 @@ def sweep(root: Path) -> list[Path]:
 
 
 def _abandoned(folder: Path) -> bool:
+    if folder.name.startswith(_MAKING):
+        try:
+            return folder.stat().st_mtime < time.time() - _MAKING_GRACE_S
+        except OSError:
+            return False
     try:
         fd = os.open(folder / _LOCK_NAME, os.O_RDWR)
     except FileNotFoundError:
-        try:
-            return folder.stat().st_mtime < time.time() - 60
-        except OSError:
-            return False
+        return True  # its gateway's clean-up stopped half-way
     except OSError:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        # A lock made a moment ago may not be taken yet by its starting gateway.
-        return os.fstat(fd).st_mtime < time.time() - 2
+        return True
     except OSError:
         return False  # its gateway is running
     finally:
