@@ -27,17 +27,19 @@ import shlex
 import signal
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Protocol
 
 from prompt_toolkit import PromptSession
 from rich.console import Console
 from rich.text import Text
 
+from navagent.cli.recording import recording_report
 from navagent.cli.render import TerminalRenderer, format_messages
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
 from navagent.cli.type_ahead import TypeAhead
 from navagent.core.agent import Steering
-from navagent.core.errors import ChatFailedError
+from navagent.core.errors import ChatFailedError, NavAgentError
 from navagent.core.messages import Message, ToolCall
 
 __all__ = ["EXIT_WORDS", "PROMPT", "PromptConfirm", "ReplConversation", "run_repl"]
@@ -69,8 +71,12 @@ class ReplConversation(Protocol):
         """Everything said so far, compacted turns included."""
         ...
 
-    def clear(self) -> None:
-        """Start a new conversation."""
+    def clear(self) -> Awaitable[object]:
+        """Start a new conversation (a recorded one is written first: its result)."""
+        ...
+
+    def record_as(self, name: str) -> Path:
+        """Write this conversation as the scenario `name` when it ends; the file it will be."""
         ...
 
     def compact(self) -> Awaitable[bool]:
@@ -230,7 +236,7 @@ class _Repl:
             self._renderer.error(f"cannot read the conversation log: {exc}")
         result, new_state = handle_slash_command(text, state)
         if new_state.conversation != state.conversation:
-            self._conversation.clear()
+            self._report_recording(await self._conversation.clear())
         if result.output is not None:
             self._console.print(result.output)
         match result.action:
@@ -240,9 +246,26 @@ class _Repl:
                 await self._compact()
             case SlashAction(kind="model", argument=hint):
                 self._conversation.routing_hint = hint
+            case SlashAction(kind="record", argument=name):
+                self._record(name)
             case None:
                 pass
         return result.exit_code, new_state
+
+    def _record(self, name: str) -> None:
+        try:
+            path = self._conversation.record_as(name)
+        except NavAgentError as exc:
+            self._renderer.error(str(exc))
+            return
+        self._renderer.note(
+            f"recording: this conversation, from its first message, will be written as {path}"
+            " when it ends (/clear or leaving)"
+        )
+
+    def _report_recording(self, written: object) -> None:
+        for line, style in recording_report(written):
+            self._console.print(Text(line, style=style))
 
     async def _compact(self) -> None:
         self._renderer.begin_turn()

@@ -9,6 +9,7 @@ is work only the REPL can do (run a turn again, compact, switch the route).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -36,6 +37,7 @@ SLASH_COMMANDS: dict[str, str] = {
     "/compact": "summarize older turns now to free context",
     "/model [HINT]": "show or switch the gateway route (routing hint) for the next turns",
     "/clear": "start a new conversation (the current one stays saved)",
+    "/record NAME": "write this conversation as scenario NAME (and its cassettes) when it ends",
     "/history": "show the whole conversation, including compacted parts",
     "/exit": "leave (also: exit, quit, Ctrl-D)",
 }
@@ -71,7 +73,7 @@ class SlashState:
 class SlashAction:
     """Work a slash command asks the REPL to do."""
 
-    kind: Literal["retry", "compact", "model"]
+    kind: Literal["retry", "compact", "model", "record"]
     argument: str = ""
 
 
@@ -94,13 +96,10 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
     """
     word, _, argument = command.strip().partition(" ")
     word, argument = (word.lower() or "/"), argument.strip()
+    view = _VIEWS.get(word)
+    if view is not None:
+        return SlashResult(view(state, argument)), state
     match word:
-        case "/help" | "/?":
-            return SlashResult(_help()), state
-        case "/tools":
-            return SlashResult(_tools(state, argument)), state
-        case "/show":
-            return SlashResult(_show(state.log, argument)), state
         case "/retry":
             last = _last_user_text(state.log)
             if last is None:
@@ -118,13 +117,17 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
                 ),
                 replace(state, routing_hint=argument),
             )
+        case "/record":
+            if not argument:
+                return SlashResult(
+                    _note("Usage: /record NAME (a scenario id, e.g. gpu-logs)")
+                ), state
+            return SlashResult(action=SlashAction("record", argument)), state
         case "/clear":
             return (
                 SlashResult(Text("Started a new conversation.", style="dim")),
                 replace(state, log=(), conversation=state.conversation + 1),
             )
-        case "/history":
-            return SlashResult(_history(state.log)), state
         case "/exit" | "/quit":
             return SlashResult(exit_code=0), state
         case _:
@@ -135,6 +138,12 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
                 ),
                 state,
             )
+
+
+def _record(name: str) -> SlashResult:
+    if not name:
+        return SlashResult(_note("Usage: /record NAME (a scenario name, e.g. gpu-trainer-logs)"))
+    return SlashResult(action=SlashAction("record", name))
 
 
 def _note(text: str) -> Text:
@@ -225,3 +234,13 @@ def _history(log: tuple[Message, ...]) -> RenderableType:
         return Text("Nothing has been said in this conversation yet.", style="dim")
     header = Text(f"{len(log)} messages (the full log, compacted turns included):\n", "dim")
     return Text.assemble(header, format_messages(log))
+
+
+_VIEWS: dict[str, Callable[[SlashState, str], RenderableType]] = {
+    "/help": lambda _state, _argument: _help(),
+    "/?": lambda _state, _argument: _help(),
+    "/tools": _tools,
+    "/show": lambda state, argument: _show(state.log, argument),
+    "/history": lambda state, _argument: _history(state.log),
+}
+"""Commands that only show something: (state, argument) -> what to print."""
