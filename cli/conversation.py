@@ -11,6 +11,7 @@ A new unnamed session is created lazily, on the first message, so starting
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,6 +167,11 @@ class AgentSession:
         self._compact_next = self._resume_next = False
         try:
             return await self.agent.run_turn(text, steering=capture.steering(steering))
+        except asyncio.CancelledError:
+            capture.note_problem(
+                f"the turn {text[:40]!r} was cancelled mid-way, which a replay cannot repeat"
+            )
+            raise
         finally:
             session = self.session
             await capture.end_turn(
