@@ -129,11 +129,16 @@ def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert f"PASS  prod-check[{wire}]" in replay.stdout
     assert replay.stderr == ""
+    plugin = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "scenarios"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert plugin.returncode == 0 and "1 passed" in plugin.stdout, plugin.stdout
 
     original = tools.read_text("utf-8")
     tools.write_text(original.replace("etl-nightly", "etl-hourly"), "utf-8")
     broken = _nav(["scenario", "replay", "prod-check"], cwd=project, env=env)
-    assert broken.returncode == 1
+    assert broken.returncode == 1 and broken.stderr == ""  # one block, no vcrpy advice
     assert "turn 1, request 2" in broken.stdout
     assert "served from the tool cassette tools/prod-check.yaml" in broken.stdout
     tools.write_text(original, "utf-8")
