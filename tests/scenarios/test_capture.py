@@ -29,6 +29,7 @@ from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import SessionStore
 from navagent.core.tools import TOOLS
 from navagent.fixtures.harness import CassetteTransport, ExportError, ExportResult, SessionCapture
+from navagent.fixtures.harness import _capture as capture_module
 from navagent.gateway._network import upstream_transport
 
 
@@ -150,3 +151,20 @@ async def test_recording_without_the_gateway_in_process_is_refused(tmp_path: Pat
     conversation = AgentSession(lambda _h, _r: None, store=None, cluster="demo")  # type: ignore[arg-type,return-value]
     with pytest.raises(ExportError, match="needs the gateway in this process"):
         conversation.record_as("x")
+
+
+async def test_a_capture_stops_growing_at_its_limit_and_says_so(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", 4_000)
+    conversation = session.conversation
+    await conversation.send("list my sandboxes")
+    folder = session.capture.folder
+    assert folder is not None
+    size = (folder / "provider.yaml").stat().st_size
+    await conversation.send("why is gpu-trainer failing? show its logs")
+    assert (folder / "provider.yaml").stat().st_size == size, "nothing more is kept"
+    conversation.record_as("too-big")
+    result = await conversation.close()
+    assert isinstance(result, ExportError)
+    assert "grew past 4,000 bytes of provider and tool output" in str(result)
