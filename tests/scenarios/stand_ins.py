@@ -1,12 +1,12 @@
 """Stand-ins for the real world a recorded session came from: a provider and a `nav`.
 
 `StandInProvider` is a local HTTP server that answers each request with the
-next of a list of real recorded streams (`real_streams/`, copied from
-`shared/conformance/real`: recorded against the real APIs by public
-projects, with their source repository, path and commit inside each file).
-The only change made to those bytes is the tool names, so the model calls
-this project's tools: framing, chunking, ids and usage stay as the real
-provider sent them.
+next of a list of real recorded streams from the conformance corpus
+(`shared/conformance/real`: recorded against the real APIs by public
+projects; found as the conformance tests find it, and not copied into this
+repository, so tests that need it skip without it). The only change made
+to those bytes is the tool names, so the model calls this project's tools:
+framing, chunking, ids and usage stay as the real provider sent them.
 
 `write_stand_in_nav` writes a `nav` whose outputs are nothing like nav-sim's
 (cluster `prod`, other sandboxes, a real-looking endpoint), with Navigator's
@@ -28,7 +28,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-STREAMS = Path(__file__).parent / "real_streams"
+import pytest
+
+from tests.gateway.corpus import MISSING, REAL
+
+STREAMS = REAL
+"""The real corpus (None when it is not found: `MISSING` says why)."""
 CLUSTER = "prod"
 CLUSTER_ENDPOINT = "https://10.20.30.40:8080"
 STAND_IN_KEY = "sk-standin-9f8e7d6c5b4a39281706"
@@ -45,6 +50,8 @@ class Stream:
     """(recorded name, our tool): each pair replaces the next occurrence of the name."""
 
     def body(self) -> bytes:
+        if STREAMS is None:
+            pytest.skip(MISSING)
         data: dict[str, Any] = json.loads((STREAMS / self.file).read_text(encoding="utf-8"))
         text: str = data["sse"]
         position = 0
@@ -59,22 +66,22 @@ class Stream:
 CONVERSATIONS: dict[str, tuple[Stream, ...]] = {
     "openai": (
         Stream(
-            "gpt4o-parallel-empty-args.json",
+            "openai/gpt4o-parallel-empty-args.json",
             (("get_country", "cluster_status"), ("get_product_name", "sandbox_list")),
         ),
-        Stream("gpt4o-mini-text-after-tool.json"),
-        Stream("gpt4-0613-text-usage.json"),
+        Stream("openai/gpt4o-mini-text-after-tool.json"),
+        Stream("openai/gpt4-0613-text-usage.json"),
     ),
     "anthropic": (
         Stream(
-            "haiku45-two-tool-use-empty-input.json",
+            "anthropic/haiku45-two-tool-use-empty-input.json",
             (
                 ("pelican_name_generator", "cluster_status"),
                 ("pelican_name_generator", "sandbox_list"),
             ),
         ),
-        Stream("haiku45-text-after-tool-results.json"),
-        Stream("haiku35-text-no-ping.json"),
+        Stream("anthropic/haiku45-text-after-tool-results.json"),
+        Stream("anthropic/haiku35-text-no-ping.json"),
     ),
 }
 """Per wire format: a turn that calls two tools then answers, then a turn answered in text."""

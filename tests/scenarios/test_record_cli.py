@@ -113,6 +113,11 @@ def test_a_saved_session_is_exported_as_a_scenario_when_it_was_recorded(tmp_path
     assert exported.returncode == 0, exported.stderr
     assert "recorded scenarios/kept-check.yaml (2 turns, openai)" in exported.stderr
     assert nav("scenario", "replay", "kept-check", cwd=tmp_path, env=env).returncode == 0
+    tools = tmp_path / "cassettes" / "tools" / "kept-check.yaml"
+    tools.write_text(tools.read_text("utf-8").replace("gpu-trainer", "gpu-trainor"), "utf-8")
+    broken = nav("scenario", "replay", "kept-check", cwd=tmp_path, env=env)
+    assert broken.returncode == 1
+    assert "served from the tool cassette tools/kept-check.yaml" in broken.stdout
     again = nav("agent", "sessions", "export", "kept", "--scenario", "kept-check",
                 cwd=tmp_path, env=env)  # fmt: skip
     assert again.returncode == 1 and "already exists" in again.stderr
@@ -129,15 +134,57 @@ def test_a_saved_session_is_exported_as_a_scenario_when_it_was_recorded(tmp_path
     assert not list((tmp_path / "state" / "recordings").iterdir())
 
 
-def test_record_in_the_repl_writes_the_whole_conversation_so_far(tmp_path: Path) -> None:
+def _repl_record(child: pexpect.spawn, first: str, second: str) -> None:
+    """Say `first`, `/record repl-check`, say `second`, leave; the recording is reported."""
+    child.expect_exact("nav>")
+    child.send(first + "\r")
+    child.expect_exact("tokens in")
+    child.expect_exact("nav>")
+    time.sleep(0.3)
+    child.send("/record repl-check\r")
+    child.expect_exact("will be written as scenarios/repl-check.yaml")
+    child.expect_exact("nav>")
+    time.sleep(0.3)
+    child.send(second + "\r")
+    child.expect_exact("tokens in")
+    child.expect_exact("nav>")
+    time.sleep(0.3)
+    child.send("exit\r")
+    child.expect_exact("recorded scenarios/repl-check.yaml (2 turns, openai)")
+    child.expect(pexpect.EOF)
+
+
+def test_record_in_the_demo_repl_writes_the_whole_conversation_so_far(tmp_path: Path) -> None:
+    env = env_for(tmp_path) | {"TERM": "xterm"}
+    child = pexpect.spawn(
+        NAV, ["agent", "--demo"], cwd=tmp_path, env=env, timeout=TIMEOUT,
+        dimensions=(40, 120), encoding="utf-8",
+    )  # fmt: skip
+    try:
+        _repl_record(child, "list my sandboxes", "why is gpu-trainer failing?")
+    finally:
+        child.close(force=True)
+    data = yaml.safe_load((tmp_path / "scenarios" / "repl-check.yaml").read_text("utf-8"))
+    assert [turn["user"] for turn in data["turns"]] == [
+        "list my sandboxes",
+        "why is gpu-trainer failing?",
+    ]
+    assert data["cluster"] == {"name": "demo", "source": "recorded"}
+    replay = nav("scenario", "replay", "repl-check", cwd=tmp_path, env=env_for(tmp_path))
+    assert replay.returncode == 0, replay.stdout
+
+
+def test_record_in_the_repl_against_real_streams_and_a_real_looking_cluster(
+    tmp_path: Path,
+) -> None:
     """The pty REPL against the stand-ins (real recorded streams, a cluster unlike nav-sim)."""
+    bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
     home = tmp_path / "home"
     (home / "config").mkdir(parents=True)
     write_navigator_config(home / "config")
     project = tmp_path / "project"
     project.mkdir()
     stand_in = write_stand_in_nav(tmp_path)
-    bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
     with StandInProvider(bodies) as provider:
         routes = tmp_path / "routes.yaml"
         routes.write_text(routes_yaml(provider, "openai", "openai_chat_completions"), "utf-8")
@@ -152,22 +199,7 @@ def test_record_in_the_repl_writes_the_whole_conversation_so_far(tmp_path: Path)
             cwd=project, env=env, timeout=TIMEOUT, dimensions=(40, 120), encoding="utf-8",
         )  # fmt: skip
         try:
-            child.expect_exact("nav>")
-            child.send("how is my cluster doing?\r")
-            child.expect_exact("tokens in")
-            child.expect_exact("nav>")
-            time.sleep(0.3)
-            child.send("/record repl-check\r")
-            child.expect_exact("will be written as scenarios/repl-check.yaml")
-            child.expect_exact("nav>")
-            time.sleep(0.3)
-            child.send("thanks\r")
-            child.expect_exact("tokens in")
-            child.expect_exact("nav>")
-            time.sleep(0.3)
-            child.send("exit\r")
-            child.expect_exact("recorded scenarios/repl-check.yaml (2 turns, openai)")
-            child.expect(pexpect.EOF)
+            _repl_record(child, "how is my cluster doing?", "thanks")
         finally:
             child.close(force=True)
     stand_in.unlink()

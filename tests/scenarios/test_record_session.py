@@ -155,6 +155,7 @@ def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
 def test_a_recording_that_would_keep_certificate_material_is_refused_and_leaves_nothing(
     tmp_path: Path,
 ) -> None:
+    bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     (home / "config").mkdir(parents=True)
@@ -165,7 +166,6 @@ def test_a_recording_that_would_keep_certificate_material_is_refused_and_leaves_
         nav.read_text("utf-8").replace("Version: 0.9.4", f"Version: 0.9.4\\n  {CERT_LINE}"),
         "utf-8",
     )
-    bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
     with StandInProvider(bodies) as provider:
         routes = tmp_path / "routes.yaml"
         routes.write_text(routes_yaml(provider, "openai", "openai_chat_completions"), "utf-8")
