@@ -203,27 +203,46 @@ class _Launch:
             )
 
         try:
-            conversation = AgentSession(make_agent, store=store, cluster=cluster, session=session)
+            conversation = AgentSession(
+                make_agent, store=store, cluster=cluster, session=session, demo=demo is not None
+            )
         except (SessionError, InvalidHistoryError) as exc:
             raise StartupError(f"cannot resume the session: {exc}") from None
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
         kept = store is not None and (demo is None or o.session is not None or o.continue_last)
         try:
-            return await self._converse(conversation, sink, confirm, kept=kept)
+            return await self._converse(conversation, sink, confirm, client=client, kept=kept)
         finally:
-            if self.interactive and kept and conversation.session is not None:
-                demo_flag = "--demo " if demo is not None else ""
+            if self.interactive:
                 with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
-                    self.err.print(
-                        Text(
-                            f"resume with: nav agent {demo_flag}--session"
-                            f" {conversation.session.label}",
-                            style="dim",
-                        )
-                    )
+                    self._farewell(conversation, kept=kept, demo=demo is not None)
+
+    def _farewell(self, conversation: AgentSession, *, kept: bool, demo: bool) -> None:
+        """Say how to come back to this conversation, or that it is gone."""
+        session = conversation.session
+        if session is None:
+            return  # nothing was said
+        if kept:
+            demo_flag = "--demo " if demo else ""
+            line = f"resume with: nav agent {demo_flag}--session {session.label}"
+            self.err.print(Text(line, style="dim"))
+        elif demo:
+            self.err.print(
+                Text(
+                    "this --demo conversation was not saved (a plain --demo keeps nothing);"
+                    " start one with `nav agent --demo --session NAME` to keep it",
+                    style="dim",
+                )
+            )
 
     async def _converse(
-        self, conversation: AgentSession, sink: EventSink, confirm: Confirm | None, *, kept: bool
+        self,
+        conversation: AgentSession,
+        sink: EventSink,
+        confirm: Confirm | None,
+        *,
+        client: GrpcChatClient,
+        kept: bool,
     ) -> int:
         o = self.options
         if self.interactive:
@@ -243,6 +262,7 @@ class _Launch:
                 ),
                 confirm=confirm if isinstance(confirm, PromptConfirm) else None,
                 sessions_kept=kept,
+                routing_hints=client.routing_hints,
             )
         lines = single_line(o.prompt) if o.prompt is not None else read_lines(sys.stdin)
         return await run_lines(conversation.send, lines, report=self._report)
@@ -275,9 +295,14 @@ class _Launch:
                 session = None
         elif store is not None and o.continue_last:
             try:
-                session = store.open_last(cluster=explicit)
+                session = store.open_last(cluster=explicit, demo=demo is not None)
             except SessionNotFoundError as exc:
                 raise StartupError(str(exc)) from None
+        if session is not None and session.demo and demo is None:
+            raise StartupError(
+                f"session {session.label} was recorded by `nav agent --demo` (simulated model"
+                f" and cluster); resume it with `nav agent --demo --session {session.label}`"
+            )
         recorded = session.cluster if session is not None else None
         if demo is not None:
             cluster = explicit or DEMO_CLUSTER
@@ -301,7 +326,7 @@ class _Launch:
         if store is None or self.options.session is None:
             return None
         try:
-            return store.create(name=self.options.session, cluster=cluster)
+            return store.create(name=self.options.session, cluster=cluster, demo=self.options.demo)
         except InvalidSessionNameError as exc:
             raise StartupError(str(exc)) from None
 

@@ -264,9 +264,9 @@ class SessionStore:
             params,
         ).fetchone()
         if row is None:
-            kind = "demo " if demo else ""
             where = f" for cluster {cluster!r}" if cluster is not None else ""
-            raise SessionNotFoundError(f"there is no saved {kind}session{where} to continue")
+            among = " among the --demo sessions" if demo else ""
+            raise SessionNotFoundError(f"there is no saved session{where}{among} to continue")
         return self._info(row[0])
 
     def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
