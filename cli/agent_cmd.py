@@ -33,6 +33,7 @@ _EXAMPLES = (
     '  nav agent -p "list my sandboxes" > answer.txt  # one message, answer only on stdout\n\n'
     "  nav agent --session incident-42               # resume (or start) a named conversation\n\n"
     "  nav agent --continue                          # resume the most recent one\n\n"
+    "  nav agent --routes routes.yaml --record gpu-logs   # gateway in process; write a test\n\n"
     "  nav agent sessions export incident-42 -o incident-42.md"
 )
 
@@ -40,6 +41,7 @@ _CONNECTION = "Gateway connection"
 _SESSION = "Sessions"
 _MODE = "Input and output"
 _DEMO = "Demo"
+_RECORD = "Turning the conversation into a test"
 
 
 @agent_app.callback(epilog=_EXAMPLES)
@@ -54,14 +56,24 @@ def agent(
         ),
     ] = None,
     gateway: Annotated[
-        str,
+        str | None,
         typer.Option(
             metavar="HOST:PORT",
-            envvar="NAV_AGENT_GATEWAY",
-            help="The Chat gateway to talk to.",
+            help="The Chat gateway to talk to (else $NAV_AGENT_GATEWAY).",
+            show_default="127.0.0.1:50051",
             rich_help_panel=_CONNECTION,
         ),
-    ] = "127.0.0.1:50051",
+    ] = None,
+    routes: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Run the gateway inside nav agent with this routes file (as `nav gateway"
+            " serve --routes` reads it; keys from the environment) instead of connecting"
+            " to one.",
+            rich_help_panel=_CONNECTION,
+        ),
+    ] = None,
     tls_ca: Annotated[
         Path | None,
         typer.Option(
@@ -147,6 +159,26 @@ def agent(
             rich_help_panel=_MODE,
         ),
     ] = False,
+    record: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="When the conversation ends, write it as scenario NAME with its provider and"
+            " tool cassettes, to replay offline in CI (needs --routes or --demo; /record NAME"
+            " does the same from the REPL).",
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    scenario_dir: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="Where --record and /record write the scenario (its cassettes go to"
+            " cassettes/ beside DIR).",
+            show_default="nav_scenarios in ./pyproject.toml, else ./scenarios",
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
     demo: Annotated[
         bool,
         typer.Option(
@@ -178,6 +210,9 @@ def agent(
         AgentOptions(
             cluster=cluster,
             gateway=gateway,
+            routes=routes,
+            record=record,
+            scenario_dir=scenario_dir,
             tls_ca=tls_ca,
             tls_cert=tls_cert,
             tls_key=tls_key,
@@ -256,8 +291,29 @@ def sessions_export(
         Path | None,
         typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout."),
     ] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Write it as scenario NAME with its provider and tool cassettes instead (for a"
+            " session run with --routes or --demo, whose bytes were recorded).",
+        ),
+    ] = None,
+    scenario_dir: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="Where --scenario writes.",
+            show_default="nav_scenarios in ./pyproject.toml, else ./scenarios",
+        ),
+    ] = None,
 ) -> None:
-    """Print a saved conversation as a markdown transcript (or JSON)."""
-    from navagent.cli.sessions_view import export_session
+    """Print a saved conversation as a markdown transcript (or JSON), or write it as a scenario."""
+    from navagent.cli.sessions_view import export_scenario, export_session
 
+    if scenario is not None:
+        if json_output or output is not None:
+            typer.echo("--scenario writes files of its own: drop --json and --output", err=True)
+            raise typer.Exit(2)
+        raise typer.Exit(export_scenario(session, scenario, scenario_dir=scenario_dir))
     raise typer.Exit(export_session(session, as_json=json_output, output=output))

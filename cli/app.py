@@ -6,6 +6,7 @@ inside the command, so `nav --help` stays fast.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 import typer
@@ -95,5 +96,14 @@ def _untyped_flag(param: Any) -> Any:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    The gateway logs through `logging`. `nav gateway serve` sends those
+    records to stderr through the redacting formatter; everywhere else (an
+    in-process gateway in `nav agent` or `nav scenario replay`) they would
+    reach Python's last-resort handler, unredacted and in the middle of the
+    user's screen: the failures they describe already reach the user as
+    error events or replay results, so they go nowhere.
+    """
+    logging.getLogger("navagent").addHandler(logging.NullHandler())
     tidy_help(typer.main.get_command(app))(prog_name="nav")

@@ -12,8 +12,11 @@ A new unnamed session is created lazily, on the first message, so starting
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from navagent.core.agent import Agent, ConversationRecorder, Steering
 from navagent.core.agent_events import TurnFinished
@@ -26,8 +29,16 @@ from navagent.core.sessions import (
     SessionStore,
     SessionSummary,
 )
+from navagent.fixtures.harness import (
+    ExportError,
+    ExportResult,
+    RecordFilters,
+    SessionCapture,
+    check_export_target,
+    export_capture,
+)
 
-__all__ = ["AgentFactory", "AgentSession"]
+__all__ = ["AgentFactory", "AgentSession", "RecordTarget"]
 
 AgentFactory = Callable[[Sequence[Message], ConversationRecorder | None], Agent]
 """Builds an agent from a history to resume and the recorder to persist with."""
@@ -64,6 +75,18 @@ class _LazyRecorder:
         self._target().record_rewind(messages)
 
 
+@dataclass(frozen=True)
+class RecordTarget:
+    """Where a recorded conversation is written, and what must not be."""
+
+    scenario_dir: Path
+    cassette_dir: Path
+    filters: RecordFilters = field(default_factory=RecordFilters)
+    """The project's recording filters, and the cluster's endpoint hidden."""
+    secrets: tuple[str, ...] = ()
+    """The cluster's certificate material: a file holding any of it is refused."""
+
+
 class AgentSession:
     """The agent and session the user is talking to right now.
 
@@ -79,6 +102,8 @@ class AgentSession:
         cluster: str,
         session: SessionInfo | None = None,
         demo: bool = False,
+        capture: SessionCapture | None = None,
+        record_target: RecordTarget | None = None,
     ) -> None:
         """Resume `session`, or start a new conversation when it is None.
 
@@ -89,6 +114,10 @@ class AgentSession:
             cluster: Recorded with new sessions.
             session: An existing session to resume (`--session`, `--continue`).
             demo: New sessions are `--demo` sessions.
+            capture: Keeps what the conversation did on the wire and in the
+                tools, so it can become a scenario (the gateway runs in this
+                process); call `start` before the first turn and `close` at the end.
+            record_target: Where `record_as` writes the conversation.
 
         Raises:
             SessionError: the session's log cannot be read.
@@ -100,6 +129,12 @@ class AgentSession:
         self._lazy: _LazyRecorder | None = None
         self._session = session
         self._routing_hint: str | None = None
+        self.capture = capture
+        self.recording: str | None = None
+        """The scenario this conversation is written as when it ends (`--record`, `/record`)."""
+        self._target = record_target or RecordTarget(Path("scenarios"), Path("cassettes"))
+        self._compact_next = False
+        self._resume_next = False
         self.resumed: tuple[Message, ...] = ()
         """The history the conversation started from (empty when new)."""
         if session is not None and store is not None:
@@ -132,9 +167,37 @@ class AgentSession:
         session = self.session
         return session.label if session is not None else "new"
 
+    async def start(self) -> None:
+        """Begin capturing (a resumed session continues its own capture when it can)."""
+        if self.capture is None:
+            return
+        session = self.session
+        self._resume_next = bool(self.resumed)
+        await self.capture.begin(
+            session_id=session.id if session is not None else "",
+            messages=len(self.full_log()) if session is not None else 0,
+        )
+
     async def send(self, text: str, *, steering: Steering | None = None) -> TurnFinished:
         """Run one turn (see `Agent.run_turn` for what it raises)."""
-        return await self.agent.run_turn(text, steering=steering)
+        capture = self.capture
+        if capture is None:
+            return await self.agent.run_turn(text, steering=steering)
+        capture.start_turn(text, compact=self._compact_next, resume=self._resume_next)
+        self._compact_next = self._resume_next = False
+        try:
+            return await self.agent.run_turn(text, steering=capture.steering(steering))
+        except asyncio.CancelledError:
+            capture.note_problem(
+                f"the turn {text[:40]!r} was cancelled mid-way, which a replay cannot repeat"
+            )
+            raise
+        finally:
+            session = self.session
+            await capture.end_turn(
+                session_id=session.id if session is not None else "",
+                messages=len(self.full_log()),
+            )
 
     def full_log(self) -> tuple[Message, ...]:
         """Every message of this conversation, compacted ones included."""
@@ -143,17 +206,28 @@ class AgentSession:
             return self.agent.history
         return self._store.full_log(session.id)
 
-    def clear(self) -> None:
-        """Start a new conversation; the current session stays saved."""
+    async def clear(self) -> ExportResult | ExportError | None:
+        """Start a new conversation; the current session stays saved.
+
+        A conversation being recorded is written first (see `close`).
+        """
+        written = await self.close()
         self._session = None
         self.resumed = ()
         self.agent = self._fresh_agent()
         if self._routing_hint is not None:
             self.agent.routing_hint = self._routing_hint
+        await self.start()
+        return written
 
     def undo_last_turn(self) -> str:
         """Take the last exchange back, in memory and saved (see `Agent.undo_last_turn`)."""
-        return self.agent.undo_last_turn()
+        text = self.agent.undo_last_turn()
+        if self.capture is not None:
+            self.capture.note_problem(
+                f"the turn {text[:40]!r} was taken back by /retry, which a replay cannot repeat"
+            )
+        return text
 
     def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
         """The saved sessions, most recently active first.
@@ -163,8 +237,15 @@ class AgentSession:
         """
         return self._saved().list_sessions(limit=limit)
 
-    def resume(self, name_or_id: str) -> SessionInfo:
+    async def resume(
+        self, name_or_id: str
+    ) -> tuple[SessionInfo, ExportResult | ExportError | None]:
         """Continue a saved session from here on; the current one stays saved.
+
+        A conversation being recorded is written first, as by `clear`.
+
+        Returns:
+            The session, and what the recording of the previous conversation became.
 
         Raises:
             SessionError: sessions are not saved in this run, no session
@@ -181,10 +262,12 @@ class AgentSession:
             )
         history = store.load_history(info.id)
         agent = self._make_agent(history, store.recorder(info.id))
+        written = await self.close()
         self._session, self._lazy, self.resumed, self.agent = info, None, history, agent
         if self._routing_hint is not None:
             self.agent.routing_hint = self._routing_hint
-        return info
+        await self.start()
+        return info, written
 
     def transcript_source(self) -> tuple[SessionInfo, tuple[Message, ...]]:
         """The session's metadata and full log, for an export (unsaved: made-up metadata)."""
@@ -204,7 +287,55 @@ class AgentSession:
 
     async def compact(self) -> bool:
         """Summarize older turns now (see `Agent.compact`)."""
-        return await self.agent.compact()
+        compacted = await self.agent.compact()
+        self._compact_next = self._compact_next or compacted
+        return compacted
+
+    def record_as(self, name: str) -> Path:
+        """Write this conversation as the scenario `name` when it ends.
+
+        Returns:
+            The scenario file it will be.
+
+        Raises:
+            ExportError: nothing is captured (the gateway is not in this
+                process), or the name is unusable or taken.
+        """
+        if self.capture is None:
+            raise ExportError(
+                "recording needs the gateway in this process, to keep the provider's bytes:"
+                " start nav agent with --routes FILE (or --demo), then /record NAME"
+            )
+        path = check_export_target(name, self._target.scenario_dir)
+        self.recording = name
+        return path
+
+    async def close(self) -> ExportResult | ExportError | None:
+        """End the capture; write the recording if one was asked for.
+
+        Returns:
+            What was written, why it was refused, or None (nothing asked).
+        """
+        capture, name = self.capture, self.recording
+        if capture is None:
+            return None
+        folder = capture.folder
+        await capture.end()
+        self.recording = None
+        if name is None or folder is None:
+            return None
+        target = self._target
+        try:
+            return await export_capture(
+                folder,
+                name=name,
+                scenario_dir=target.scenario_dir,
+                cassette_dir=target.cassette_dir,
+                filters=target.filters,
+                secrets=target.secrets,
+            )
+        except ExportError as exc:
+            return exc
 
     @property
     def routing_hint(self) -> str:

@@ -19,7 +19,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+import httpx
+
 from navagent.core.wire_formats import FORMAT_IDS, WireFormatId, wire_format
+from navagent.fixtures.harness import CapturedRoute
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
@@ -82,6 +85,7 @@ class DemoStack:
         provider: WireFormatId = FORMAT_IDS[0],
         routing_hint: str = "agent",
         pacing_ms: float = 15.0,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """Configure the stack; nothing starts before `async with`.
 
@@ -90,15 +94,20 @@ class DemoStack:
                 its route asks for the format's `demo_model`.
             routing_hint: The hint the demo route answers (the agent's `--routing-hint`).
             pacing_ms: Delay between streamed events, so streaming is visible.
+            transport: The gateway's upstream transport (a capture's, to record
+                the session); None: the gateway's own.
 
         Raises:
             UnknownWireFormatError: `provider` is not a registered wire format.
         """
         row = wire_format(provider)
+        self._format = row.id
         self._protocol = row.protocol
         self._model = row.demo_model
         self._routing_hint = routing_hint
         self._pacing_ms = pacing_ms
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._provider: SimulatedProvider | None = None
         self._gateway: Gateway | None = None
@@ -106,6 +115,20 @@ class DemoStack:
         self.nav_sim = Path()
         self.tool_env: dict[str, str] = {}
         self.sessions_db = Path()
+
+    @property
+    def route(self) -> CapturedRoute:
+        """The demo's one route, as a capture keeps it.
+
+        Raises:
+            RuntimeError: the stack is not running.
+        """
+        return CapturedRoute(
+            routing_hint=self._routing_hint,
+            endpoint=self.provider.base_url,
+            model=self._model,
+            provider=self._format,
+        )
 
     @property
     def provider(self) -> SimulatedProvider:
@@ -154,7 +177,9 @@ class DemoStack:
             environ={},
         )
         settings = GatewaySettings.loopback(grace_period_s=0.0)
-        self._gateway = Gateway(settings, routes)
+        if self._transport is not None:
+            self._http = httpx.AsyncClient(transport=self._transport)
+        self._gateway = Gateway(settings, routes, http_client=self._http)
         await self._gateway.start()
         self.address = self._gateway.address
         self.nav_sim = find_nav_sim(scratch)
@@ -171,6 +196,9 @@ class DemoStack:
         gateway, self._gateway = self._gateway, None
         if gateway is not None:
             await gateway.stop(grace_s=0)
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
         scratch, self._scratch = self._scratch, None
         if scratch is not None:
             scratch.cleanup()

@@ -24,20 +24,29 @@ from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+import httpx
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from rich.console import Console
 from rich.text import Text
 
 from navagent.cli.batch import read_lines, run_lines, single_line
-from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
-from navagent.cli.conversation import AgentSession
+from navagent.cli.cluster import (
+    NoClusterError,
+    explicit_cluster,
+    resolve_cluster,
+)
+from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
+from navagent.cli.embedded import EmbeddedGateway, captured_routes, read_routes
 from navagent.cli.prompt import make_prompt_session
+from navagent.cli.recording import record_target, recording_report, scenario_folder
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
+from navagent.core._process import run_process
 from navagent.core.agent import DEFAULT_MAX_ITERATIONS, Agent, ConversationRecorder
 from navagent.core.agent_events import EventSink
 from navagent.core.chat_client import (
@@ -68,6 +77,17 @@ from navagent.core.sessions import (
 )
 from navagent.core.tools import TOOLS, TOOLS_BY_NAME
 from navagent.core.wire_formats import FORMAT_IDS, WireFormatId
+from navagent.fixtures.harness import (
+    RECORDINGS_FOLDER,
+    CapturedRoute,
+    CassetteTransport,
+    ExportError,
+    FilterError,
+    SessionCapture,
+    check_export_target,
+)
+from navagent.gateway._network import upstream_transport
+from navagent.gateway.routes import RoutesError, RouteTable
 
 __all__ = ["DEFAULT_GATEWAY", "GATEWAY_ENV", "AgentOptions", "StartupError", "run_agent"]
 
@@ -86,7 +106,14 @@ class AgentOptions:
     """Everything `nav agent` can be told (see `nav agent --help`)."""
 
     cluster: str | None = None
-    gateway: str = DEFAULT_GATEWAY
+    gateway: str | None = None
+    """A remote gateway (`--gateway`); None: `$NAV_AGENT_GATEWAY`, else `DEFAULT_GATEWAY`."""
+    routes: Path | None = None
+    """Run the gateway in this process with this routes file (`--routes`)."""
+    record: str | None = None
+    """Write the conversation as this scenario when it ends (`--record`)."""
+    scenario_dir: Path | None = None
+    """Where `--record` and `/record` write scenarios (default: the project's)."""
     tls_ca: Path | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
@@ -161,28 +188,30 @@ class _Launch:
 
     async def _run(self, stack: AsyncExitStack) -> int:
         o = self.options
-        if o.session is not None and o.continue_last:
-            raise StartupError("--session and --continue cannot be used together")
-        if o.prompt is not None and not o.prompt.strip():
-            raise StartupError("-p/--prompt needs a message")
+        self._check_options()
         custom_prompt = _read_text(o.system_prompt, "--system-prompt") if o.system_prompt else None
-        token = _read_token(o.auth_token_env) if o.auth_token_env and not o.demo else None
-        demo: DemoStack | None = None
-        if o.demo:
-            pacing = DEMO_PACING_MS if self.interactive else DEMO_BATCH_PACING_MS
-            demo = DemoStack(
-                provider=o.demo_provider, routing_hint=o.routing_hint, pacing_ms=pacing
-            )
-            await stack.enter_async_context(demo)
-        store = self._open_store(stack, demo)
-        session, cluster = self._session_and_cluster(store, demo)
+        local = _LocalGateway(o, interactive=self.interactive)
+        if o.record is not None:
+            self._check_record(local.embedded)
+        if local.demo is not None:
+            await stack.enter_async_context(local.demo)
+        store = self._open_store(stack, local.demo)
+        session, cluster = self._session_and_cluster(store, local.demo)
+        demo = local.demo
         cli, tool_env = (demo.nav_sim, demo.tool_env) if demo else (self._tool_binary(), None)
-        client = await self._connect(stack, demo, token)
+        client = await self._connect(stack, await local.address(stack), local.token)
         session = session or self._new_named_session(store, cluster=cluster)
-        sink, confirm = self._output()
+        output, confirm = self._output()
+        capture = self._capture(stack, local, store, cluster, confirm, custom_prompt)
+        sink = capture.sink(output) if capture is not None else output
         try:
             runner = NavToolRunner(
-                cli, cluster=cluster, confirm=confirm, assume_yes=o.assume_yes, env=tool_env
+                cli,
+                cluster=cluster,
+                confirm=capture.confirm(confirm) if capture and confirm else confirm,
+                assume_yes=o.assume_yes,
+                env=tool_env,
+                execute=capture.execute if capture is not None else run_process,
             )
         except ValueError as exc:
             raise StartupError(f"invalid cluster name {cluster!r}: {exc}") from None
@@ -204,36 +233,52 @@ class _Launch:
 
         try:
             conversation = AgentSession(
-                make_agent, store=store, cluster=cluster, session=session, demo=demo is not None
+                make_agent,
+                store=store,
+                cluster=cluster,
+                session=session,
+                demo=demo is not None,
+                capture=capture,
+                record_target=self._record_target(cluster) if local.embedded else None,
             )
         except (SessionError, InvalidHistoryError) as exc:
             raise StartupError(f"cannot resume the session: {exc}") from None
+        await conversation.start()
+        if o.record is not None:
+            try:
+                conversation.record_as(o.record)
+            except ExportError as exc:
+                raise StartupError(str(exc)) from None
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
         kept = store is not None and (demo is None or o.session is not None or o.continue_last)
         try:
-            return await self._converse(conversation, sink, confirm, client=client, kept=kept)
+            return await self._converse(conversation, output, confirm, client=client, kept=kept)
         finally:
-            if self.interactive:
-                with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
-                    self._farewell(conversation, kept=kept, demo=demo is not None)
+            await self._finish(conversation, demo=demo, kept=kept)
 
-    def _farewell(self, conversation: AgentSession, *, kept: bool, demo: bool) -> None:
-        """Say how to come back to this conversation, or that it is gone."""
+    async def _finish(
+        self, conversation: AgentSession, *, demo: DemoStack | None, kept: bool
+    ) -> None:
+        """Write the recording, if one was asked for, and say how to come back (or that not)."""
+        lines = recording_report(await conversation.close())
         session = conversation.session
-        if session is None:
-            return  # nothing was said
-        if kept:
-            demo_flag = "--demo " if demo else ""
-            line = f"resume with: nav agent {demo_flag}--session {session.label}"
-            self.err.print(Text(line, style="dim"))
-        elif demo:
-            self.err.print(
-                Text(
-                    "this --demo conversation was not saved (a plain --demo keeps nothing);"
-                    " start one with `nav agent --demo --session NAME` to keep it",
-                    style="dim",
+        if self.interactive and session is not None:  # None: nothing was said
+            if kept:
+                demo_flag = "--demo " if demo is not None else ""
+                lines.append(
+                    (f"resume with: nav agent {demo_flag}--session {session.label}", "dim")
                 )
-            )
+            elif demo is not None:
+                lines.append(
+                    (
+                        "this --demo conversation was not saved (a plain --demo keeps nothing);"
+                        " start one with `nav agent --demo --session NAME` to keep it",
+                        "dim",
+                    )
+                )
+        for line, style in lines:
+            with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
+                self.err.print(Text(line, style=style))
 
     async def _converse(
         self,
@@ -344,13 +389,14 @@ class _Launch:
         return cli
 
     async def _connect(
-        self, stack: AsyncExitStack, demo: DemoStack | None, token: str | None
+        self, stack: AsyncExitStack, local: str | None, token: str | None
     ) -> GrpcChatClient:
+        """A client to the gateway: `local` (in this process), else the remote one."""
         o = self.options
         tls = None
-        if demo is None and (o.tls_ca or o.tls_cert or o.tls_key):
+        if local is None and (o.tls_ca or o.tls_cert or o.tls_key):
             tls = TlsConfig(ca_file=o.tls_ca, cert_file=o.tls_cert, key_file=o.tls_key)
-        target = demo.address if demo is not None else o.gateway
+        target = local or o.gateway or os.environ.get(GATEWAY_ENV, "").strip() or DEFAULT_GATEWAY
         try:
             client = GrpcChatClient(target, tls=tls, bearer_token=token)
         except GatewayConfigError as exc:
@@ -365,6 +411,78 @@ class _Launch:
                 exit_code=1,
             ) from None
         return client
+
+    def _check_options(self) -> None:
+        o = self.options
+        if o.session is not None and o.continue_last:
+            raise StartupError("--session and --continue cannot be used together")
+        if o.prompt is not None and not o.prompt.strip():
+            raise StartupError("-p/--prompt needs a message")
+        if o.routes is not None and o.gateway is not None:
+            raise StartupError(
+                "--gateway talks to a gateway running elsewhere and --routes runs one in this"
+                " process: use one of them"
+            )
+        if o.routes is not None and o.demo:
+            raise StartupError(
+                "--demo runs its own simulated gateway: --routes cannot be used with it"
+            )
+
+    def _check_record(self, embedded: bool) -> None:
+        """Refuse `--record` before the session when it could not be written."""
+        o = self.options
+        assert o.record is not None
+        if not embedded:
+            raise StartupError(
+                "--record needs the gateway in this process, to keep what the provider sent:"
+                " add --routes FILE (or --demo)"
+            )
+        try:
+            check_export_target(o.record, scenario_folder(o.scenario_dir))
+        except ExportError as exc:
+            raise StartupError(f"--record: {exc}") from None
+        except FilterError as exc:
+            raise StartupError(f"pyproject.toml: {exc}") from None
+
+    def _record_target(self, cluster: str) -> RecordTarget:
+        try:
+            return record_target(self.options.scenario_dir, cluster, simulated=self.options.demo)
+        except FilterError as exc:
+            raise StartupError(f"pyproject.toml: {exc}") from None
+
+    def _capture(
+        self,
+        stack: AsyncExitStack,
+        local: _LocalGateway,
+        store: SessionStore | None,
+        cluster: str,
+        confirm: Confirm | None,
+        system_prompt: str | None,
+    ) -> SessionCapture | None:
+        """Keep the session as it happens when the gateway runs here (for `/record`)."""
+        if local.transport is None or store is None:
+            return None
+        o = self.options
+        policy = CompactionPolicy()
+        confirmation: Literal["ask", "assume-yes", "unavailable"] = "unavailable"
+        if o.assume_yes:
+            confirmation = "assume-yes"
+        elif confirm is not None:
+            confirmation = "ask"
+        capture = SessionCapture(
+            store.path.parent / RECORDINGS_FOLDER,
+            kind="simulated" if local.demo is not None else "real",
+            cluster=cluster,
+            routes=local.captured_routes(),
+            transport=local.transport,
+            secrets=local.keys(),
+            max_iterations=o.max_iterations,
+            compaction=(policy.threshold_tokens, policy.keep_recent_tokens),
+            confirmation=confirmation,
+            system_prompt=system_prompt,
+        )
+        stack.push_async_callback(capture.aclose)
+        return capture
 
     def _output(self) -> tuple[EventSink, Confirm | None]:
         o = self.options
@@ -458,6 +576,59 @@ def _read_text(path: Path, option: str) -> str:
     if not text.strip():
         raise StartupError(f"the {option} file {path} is empty")
     return text
+
+
+class _LocalGateway:
+    """The gateway when it runs in this process: the demo's, or `--routes` (else neither)."""
+
+    def __init__(self, options: AgentOptions, *, interactive: bool) -> None:
+        """Read the routes file and plan the demo; nothing starts yet.
+
+        Raises:
+            StartupError: the routes file is unusable, or the token variable unset.
+        """
+        self.embedded = options.demo or options.routes is not None
+        self.routes: RouteTable | None = None
+        if options.routes is not None:
+            try:
+                self.routes = read_routes(options.routes)
+            except RoutesError as exc:
+                raise StartupError(f"--routes: {exc}") from None
+        variable = options.auth_token_env
+        self.token = _read_token(variable) if variable and not self.embedded else None
+        self.transport = (
+            CassetteTransport(upstream_transport(httpx.Limits())) if self.embedded else None
+        )
+        """The embedded gateway's upstream transport, which a capture records."""
+        self.demo: DemoStack | None = None
+        if options.demo:
+            self.demo = DemoStack(
+                provider=options.demo_provider,
+                routing_hint=options.routing_hint,
+                pacing_ms=DEMO_PACING_MS if interactive else DEMO_BATCH_PACING_MS,
+                transport=self.transport,
+            )
+
+    async def address(self, stack: AsyncExitStack) -> str | None:
+        """Start the `--routes` gateway; the local gateway's address (None: remote)."""
+        if self.demo is not None:
+            return self.demo.address
+        if self.routes is None:
+            return None
+        gateway = EmbeddedGateway(self.routes, transport=self.transport)
+        await stack.enter_async_context(gateway)
+        return gateway.address
+
+    def captured_routes(self) -> list[CapturedRoute]:
+        """The routes, as a capture keeps them."""
+        if self.demo is not None:
+            return [self.demo.route]
+        return captured_routes(self.routes) if self.routes is not None else []
+
+    def keys(self) -> list[str]:
+        """The routes' keys, which a capture masks wherever they appear."""
+        routes = self.routes.routes if self.routes is not None else ()
+        return [route.api_key.get_secret_value() for route in routes]
 
 
 def _read_token(variable: str) -> str:

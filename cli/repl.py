@@ -45,6 +45,7 @@ from rich.console import Console
 from rich.text import Text
 
 from navagent.cli.prompt import SlashCompleter
+from navagent.cli.recording import recording_report
 from navagent.cli.render import TerminalRenderer, format_messages
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
@@ -97,8 +98,12 @@ class ReplConversation(Protocol):
         """Everything said so far, compacted turns included."""
         ...
 
-    def clear(self) -> None:
-        """Start a new conversation."""
+    def clear(self) -> Awaitable[object]:
+        """Start a new conversation (a recorded one is written first: its result)."""
+        ...
+
+    def record_as(self, name: str) -> Path:
+        """Write this conversation as the scenario `name` when it ends; the file it will be."""
         ...
 
     def compact(self) -> Awaitable[bool]:
@@ -118,8 +123,11 @@ class ReplConversation(Protocol):
         """The saved sessions, most recent first; raises `SessionError`."""
         ...
 
-    def resume(self, name_or_id: str) -> SessionInfo:
-        """Continue a saved session; raises `SessionError` or `InvalidHistoryError`."""
+    def resume(self, name_or_id: str) -> Awaitable[tuple[SessionInfo, object]]:
+        """Continue a saved session, and what became of a recording of this one.
+
+        Raises `SessionError` or `InvalidHistoryError`.
+        """
         ...
 
     def transcript_source(self) -> tuple[SessionInfo, tuple[Message, ...]]:
@@ -303,7 +311,7 @@ class _Repl:
             self._renderer.error(f"cannot read the conversation log: {exc}")
         result, new_state = handle_slash_command(text, state)
         if new_state.conversation != state.conversation:
-            self._conversation.clear()
+            self._report_recording(await self._conversation.clear())
         if result.output is not None:
             self._console.print(result.output)
         match result.action:
@@ -316,9 +324,11 @@ class _Repl:
             case SlashAction(kind="sessions"):
                 self._sessions()
             case SlashAction(kind="resume", argument=name):
-                self._resume(name)
+                await self._resume(name)
             case SlashAction(kind="export", argument=path):
                 self._export(path)
+            case SlashAction(kind="record", argument=name):
+                self._record(name)
             case None:
                 pass
         return result.exit_code, new_state
@@ -384,12 +394,13 @@ class _Repl:
         except SessionError:
             return []
 
-    def _resume(self, name: str) -> None:
+    async def _resume(self, name: str) -> None:
         try:
-            info = self._conversation.resume(name)
+            info, written = await self._conversation.resume(name)
         except (SessionError, InvalidHistoryError) as exc:
             self._renderer.error(f"cannot resume {name}: {exc}")
             return
+        self._report_recording(written)
         cluster = self._conversation.cluster
         if info.cluster and info.cluster != cluster:
             self._renderer.note(
@@ -420,6 +431,21 @@ class _Repl:
         """Show a message sent without the prompt (queued mid-turn, /retry) as if typed there."""
         indent = "\n" + " " * len(PROMPT)
         self._console.print(Text(PROMPT + text.replace("\n", indent)))
+
+    def _record(self, name: str) -> None:
+        try:
+            path = self._conversation.record_as(name)
+        except NavAgentError as exc:
+            self._renderer.error(str(exc))
+            return
+        self._renderer.note(
+            f"recording: this conversation, from its first message, will be written as {path}"
+            " when it ends (/clear or leaving)"
+        )
+
+    def _report_recording(self, written: object) -> None:
+        for line, style in recording_report(written):
+            self._console.print(Text(line, style=style))
 
     async def _compact(self) -> None:
         self._renderer.begin_turn()

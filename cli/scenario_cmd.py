@@ -60,7 +60,7 @@ def formats_chosen(choice: str) -> tuple[WireFormatId, ...]:
 PathsArgument = Annotated[
     list[Path] | None,
     typer.Argument(
-        help="Scenario files or folders.",
+        help="Scenario files, folders, or ids of scenarios in scenarios/.",
         show_default="scenarios/ in the current directory",
     ),
 ]
@@ -81,12 +81,8 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _load(paths: list[Path] | None) -> list[Scenario]:
-    from navagent.fixtures.harness import ScenarioError, discover_scenarios
-
-    try:
-        return discover_scenarios(paths or [Path("scenarios")])
-    except ScenarioError as exc:
-        raise _fail(str(exc)) from None
+    """Scenario files, folders or ids (`scenarios/<id>.yaml`); default: `scenarios/`."""
+    return _find_scenarios([str(path) for path in paths or [Path("scenarios")]])
 
 
 def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
@@ -209,13 +205,9 @@ def _find_scenarios(names: list[str]) -> list[Scenario]:
     paths: list[Path] = []
     for name in names:
         path = Path(name)
-        if not path.suffix and not path.is_dir():
-            path = Path("scenarios") / f"{name}.yaml"
-            if not path.is_file():
-                raise _fail(
-                    f"no scenario {name!r}: expected a scenario file, a folder, or an id in"
-                    " scenarios/"
-                )
+        by_id = Path("scenarios") / f"{name}.yaml"
+        if not path.exists() and not path.suffix and by_id.is_file():
+            path = by_id
         paths.append(path)
     try:
         return discover_scenarios(paths)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -14,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from navagent.cli.conversation import RecordTarget
+from navagent.cli.recording import record_target, recording_report
 from navagent.core.messages import (
     AssistantMessage,
     Message,
@@ -28,9 +31,20 @@ from navagent.core.sessions import (
     SessionStore,
     SessionSummary,
 )
+from navagent.fixtures.harness import (
+    RECORDINGS_FOLDER,
+    ExportError,
+    ExportResult,
+    FilterError,
+    export_capture,
+    find_capture,
+    read_capture,
+    remove_captures,
+)
 
 __all__ = [
     "DEMO_MARK",
+    "export_scenario",
     "export_session",
     "remove_session",
     "rename_session",
@@ -216,10 +230,67 @@ def remove_session(name_or_id: str) -> int:
 
     def work(store: SessionStore) -> int:
         info = store.delete(name_or_id)
+        remove_captures(store.path.parent / RECORDINGS_FOLDER, info.id)
         Console(stderr=True, highlight=False).print(Text(f"deleted session {info.label}", "dim"))
         return 0
 
     return _with_store("rm", work)
+
+
+def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) -> int:
+    """`nav agent sessions export SESSION --scenario NAME`: a saved session as a scenario."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        store = SessionStore()
+    except SessionError as exc:
+        err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        return 1
+    try:
+        info = store.open(name_or_id)
+        recordings = store.path.parent / RECORDINGS_FOLDER
+    except SessionError as exc:
+        err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        return 1
+    finally:
+        store.close()
+    folder = find_capture(recordings, info.id)
+    if folder is None:
+        err.print(
+            Text(
+                f"session {info.label} cannot become a scenario: what its provider sent was not"
+                " recorded (it talked to a gateway running elsewhere). Next time run the gateway"
+                " in nav agent: `nav agent --routes routes.yaml --record NAME`, or type"
+                " `/record NAME` in such a session.",
+                style="red",
+            )
+        )
+        return 1
+    try:
+        meta, _ = read_capture(folder)
+        target = record_target(scenario_dir, info.cluster, simulated=meta.kind == "simulated")
+    except (OSError, ValueError, FilterError) as exc:
+        err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        return 1
+    result = _export(folder, name, target)
+    for line, style in recording_report(result):
+        err.print(Text(line, style=style))
+    return 0 if isinstance(result, ExportResult) else 1
+
+
+def _export(folder: Path, name: str, target: RecordTarget) -> ExportResult | ExportError:
+    try:
+        return asyncio.run(
+            export_capture(
+                folder,
+                name=name,
+                scenario_dir=target.scenario_dir,
+                cassette_dir=target.cassette_dir,
+                filters=target.filters,
+                secrets=target.secrets,
+            )
+        )
+    except ExportError as exc:
+        return exc
 
 
 def rename_session(name_or_id: str, new_name: str) -> int:

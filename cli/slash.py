@@ -11,6 +11,7 @@ write an export).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -38,6 +39,7 @@ SLASH_COMMANDS: dict[str, str] = {
     "/compact": "summarize older turns now to free context",
     "/model [HINT]": "list the gateway's routes (routing hints), or switch the next turns to one",
     "/clear": "start a new conversation (the current one stays saved)",
+    "/record NAME": "write this conversation as scenario NAME (and its cassettes) when it ends",
     "/history": "show the whole conversation, including compacted parts",
     "/sessions": "list saved sessions",
     "/resume NAME": "continue a saved session (Tab completes names; this one stays saved)",
@@ -85,7 +87,7 @@ class SlashState:
 class SlashAction:
     """Work a slash command asks the REPL to do."""
 
-    kind: Literal["retry", "compact", "model", "sessions", "resume", "export"]
+    kind: Literal["retry", "compact", "model", "record", "sessions", "resume", "export"]
     argument: str = ""
 
 
@@ -108,13 +110,10 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
     """
     word, _, argument = command.strip().partition(" ")
     word, argument = (word.lower() or "/"), argument.strip()
+    view = _VIEWS.get(word)
+    if view is not None:
+        return SlashResult(view(state, argument)), state
     match word:
-        case "/help" | "/?":
-            return SlashResult(_help()), state
-        case "/tools":
-            return SlashResult(_tools(state, argument)), state
-        case "/show":
-            return SlashResult(_show(state.log, argument)), state
         case "/retry":
             last = _last_user_text(state.log)
             if last is None:
@@ -126,13 +125,17 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
             return SlashResult(
                 action=SlashAction("resume" if argument else "sessions", argument)
             ), state
+        case "/record":
+            if not argument:
+                return SlashResult(
+                    _note("Usage: /record NAME (a scenario id, e.g. gpu-logs)")
+                ), state
+            return SlashResult(action=SlashAction("record", argument)), state
         case "/clear":
             return (
                 SlashResult(Text("Started a new conversation.", style="dim")),
                 replace(state, log=(), conversation=state.conversation + 1),
             )
-        case "/history":
-            return SlashResult(_history(state.log)), state
         case "/exit" | "/quit":
             return SlashResult(exit_code=0), state
         case _:
@@ -143,6 +146,12 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
                 ),
                 state,
             )
+
+
+def _record(name: str) -> SlashResult:
+    if not name:
+        return SlashResult(_note("Usage: /record NAME (a scenario name, e.g. gpu-trainer-logs)"))
+    return SlashResult(action=SlashAction("record", name))
 
 
 def _note(text: str) -> Text:
@@ -233,3 +242,13 @@ def _history(log: tuple[Message, ...]) -> RenderableType:
         return Text("Nothing has been said in this conversation yet.", style="dim")
     header = Text(f"{len(log)} messages (the full log, compacted turns included):\n", "dim")
     return Text.assemble(header, format_messages(log))
+
+
+_VIEWS: dict[str, Callable[[SlashState, str], RenderableType]] = {
+    "/help": lambda _state, _argument: _help(),
+    "/?": lambda _state, _argument: _help(),
+    "/tools": _tools,
+    "/show": lambda state, argument: _show(state.log, argument),
+    "/history": lambda state, _argument: _history(state.log),
+}
+"""Commands that only show something: (state, argument) -> what to print."""

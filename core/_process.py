@@ -22,8 +22,9 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["CappedBuffer", "CapturedOutput", "ProcessResult", "run_process"]
+__all__ = ["CappedBuffer", "CapturedOutput", "ProcessExecutor", "ProcessResult", "run_process"]
 
 _READ_SIZE = 64 * 1024
 _MAX_UTF8_CONTINUATION = 3
@@ -133,6 +134,28 @@ class ProcessResult:
     stderr: CapturedOutput
     timed_out: bool
     duration_s: float
+
+
+class ProcessExecutor(Protocol):
+    """Runs one command to completion: `run_process`, or a stand-in with its signature.
+
+    The seam where a recording keeps every command's result and a replay
+    serves them back from a tool cassette, with everything around the run
+    (validation, confirmation, the result text) unchanged.
+    """
+
+    async def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        output_cap_bytes: int,
+        kill_grace_s: float = 1.0,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ProcessResult:
+        """Run `argv` (see `run_process`)."""
+        ...
 
 
 async def _drain(stream: asyncio.StreamReader | None, sink: CappedBuffer) -> None:

@@ -28,13 +28,15 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
-from navagent.core._process import ProcessResult, run_process
+from navagent.core._process import ProcessExecutor, ProcessResult, run_process
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import ToolCall
 from navagent.core.tools import InvalidToolCallError, ToolOutcome, cluster_args, prepare_call
 
 __all__ = [
+    "DEFAULT_CREATE_TIMEOUT_S",
     "DEFAULT_OUTPUT_CAP_BYTES",
+    "DEFAULT_TIMEOUT_S",
     "NAV_AGENT_CLI_ENV",
     "Confirm",
     "NavCliNotFoundError",
@@ -48,6 +50,10 @@ NAV_AGENT_CLI_ENV = "NAV_AGENT_CLI"
 DEFAULT_OUTPUT_CAP_BYTES = 32 * 1024
 """Per stream: about 8k tokens, enough for any normal table or policy."""
 NO_OUTPUT = "Command completed successfully (no output)."
+DEFAULT_TIMEOUT_S = 60.0
+"""A tool call is killed after this long."""
+DEFAULT_CREATE_TIMEOUT_S = 300.0
+"""`sandbox_create` waits for the sandbox to be Ready (up to 120 s) and runs a command."""
 
 Confirm = Callable[[ToolCall, tuple[str, ...]], Awaitable[bool]]
 """Asks the user whether to run a call; gets the call and the exact argv."""
@@ -188,12 +194,13 @@ class NavToolRunner:
         cluster: str,
         confirm: Confirm | None = None,
         assume_yes: bool = False,
-        timeout_s: float = 60.0,
-        create_timeout_s: float = 300.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        create_timeout_s: float = DEFAULT_CREATE_TIMEOUT_S,
         output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES,
         kill_grace_s: float = 1.0,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        execute: ProcessExecutor = run_process,
     ) -> None:
         """Set up a runner for one cluster.
 
@@ -210,6 +217,8 @@ class NavToolRunner:
             kill_grace_s: Between SIGTERM and SIGKILL on timeout.
             env: Environment of the subprocess; None inherits ours.
             cwd: Working directory of the subprocess; None inherits ours.
+            execute: What runs a command (a recording wraps it, a replay
+                serves results from a tool cassette).
 
         Raises:
             ValueError: `cluster` is empty or looks like an option, or a
@@ -232,6 +241,7 @@ class NavToolRunner:
         self._kill_grace_s = kill_grace_s
         self._env = env
         self._cwd = cwd
+        self._execute = execute
         self._asking = asyncio.Lock()  # one question at a time when calls run concurrently
 
     async def run(self, call: ToolCall) -> ToolOutcome:
@@ -257,7 +267,7 @@ class NavToolRunner:
                 return ToolOutcome(call=call, status="declined", content=refusal)
         timeout_s = self._create_timeout_s if call.name == "sandbox_create" else self._timeout_s
         try:
-            result = await run_process(
+            result = await self._execute(
                 argv,
                 timeout_s=timeout_s,
                 output_cap_bytes=self._output_cap_bytes,

@@ -61,6 +61,7 @@ SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|set-cookie)['\"]?[ \t]*:[ \t]*$"
         ),
     ),
+    ("a PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
     ("a GitHub token", re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
     ("an AWS access key id", re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),

@@ -86,7 +86,7 @@ async def test_conversation_clear_starts_fresh_and_keeps_the_old_session(tmp_pat
     conversation = AgentSession(factory(client), store=store, cluster="demo")
     await conversation.send("one")
     first = conversation.session
-    conversation.clear()
+    assert await conversation.clear() is None  # nothing was being recorded
     assert current(conversation) is None and conversation.full_log() == ()
     await conversation.send("two")
     second = current(conversation)

@@ -41,7 +41,7 @@ def test_agent_help_has_an_optional_subcommand_and_examples() -> None:
     assert "Usage: nav agent [OPTIONS] [sessions ...]" in text
     assert "COMMAND" not in text.split("Options")[0]
     assert "Examples:" in text and "nav agent --demo" in text
-    assert "[default: 127.0.0.1:50051]" in text and "[default: 20]" in text
+    assert "[default: (127.0.0.1:50051)]" in text and "[default: 20]" in text
     for option in ("--connect-timeout", "--demo-provider", "--no-markdown", "--continue"):
         assert option in text
 

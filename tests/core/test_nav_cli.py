@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from navagent.core import nav_cli
 from navagent.core._process import CappedBuffer, CapturedOutput, ProcessResult
 from navagent.core.messages import ToolCall
 from navagent.core.nav_cli import (
@@ -375,14 +374,12 @@ async def test_runner_unexecutable_binary_is_a_failed_outcome(tmp_path: Path) ->
     assert "Permission denied" in outcome.content
 
 
-async def test_runner_turns_an_unexpected_error_into_an_outcome(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_runner_turns_an_unexpected_error_into_an_outcome(tmp_path: Path) -> None:
     async def broken(*args: Any, **kwargs: Any) -> ProcessResult:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(nav_cli, "run_process", broken)
-    outcome = await runner(tmp_path / "nav").run(call("sandbox_list"))
+    broken_runner = NavToolRunner(tmp_path / "nav", cluster="demo", execute=broken)
+    outcome = await broken_runner.run(call("sandbox_list"))
     assert outcome.status == "failed"
     assert "RuntimeError('boom')" in outcome.content
 

@@ -193,7 +193,10 @@ def test_record_checks_every_key_before_recording_anything(
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["nope", "--provider", "openai", "--sim"], "no scenario 'nope'"),
+        (
+            ["nope", "--provider", "openai", "--sim"],
+            "nope: no such scenario file or folder (nor a scenario nope.yaml in scenarios/)",
+        ),
         (
             ["providers", "--provider", "openai", "--sim", "--endpoint", "http://x"],
             "cannot be combined with --sim",

@@ -87,6 +87,7 @@ def test_nav_sim_runs_on_the_prepared_state(cluster: SimulatedCluster, tmp_path:
         fault="provider list=exit:3",
     )
     run = cluster.prepare(spec, tmp_path)
+    assert run.state_path is not None and run.tape is None
     assert json.loads(run.state_path.read_text(encoding="utf-8"))["format"] == "nav-sim/1"
     logs = subprocess.run(
         [str(run.binary), "--cluster", run.name, "sandbox", "logs", "intl-box"],

@@ -1,0 +1,178 @@
+"""Recording from the command line and the REPL: options, resumed sessions, saved sessions, /record.
+
+The demo is the cheapest embedded gateway (no stand-ins needed); the
+recordings it makes go through the same capture, export and replay as a
+real provider's (`test_record_session.py` proves those with real streams).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+import yaml
+
+from navagent.core.sessions import SessionStore
+from tests.scenarios.stand_ins import (
+    CLUSTER,
+    CONVERSATIONS,
+    STAND_IN_KEY,
+    StandInProvider,
+    routes_yaml,
+    write_navigator_config,
+    write_stand_in_nav,
+)
+
+pytestmark = pytest.mark.slow  # each test starts `nav` processes
+
+NAV = str(Path(sys.executable).with_name("nav"))
+TIMEOUT = 60
+
+
+def env_for(home: Path) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("NAV_", "NAVIGATOR_", "XDG_"))
+    }
+    return env | {"HOME": str(home), "NAV_AGENT_STATE_DIR": str(home / "state"), "NO_COLOR": "1"}
+
+
+def nav(
+    *args: str, cwd: Path, env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NAV, *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+        timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--routes", "routes.yaml", "--gateway", "h:1"],
+            "--gateway talks to a gateway running elsewhere and --routes runs one in this process",
+        ),
+        (["--routes", "routes.yaml", "--demo"], "--routes cannot be used with it"),
+        (["--record", "x", "--gateway", "h:1"], "--record needs the gateway in this process"),
+        (["--demo", "--record", "Bad Name"], "is not a scenario name"),
+        (["--demo", "--record", "taken"], "scenarios/taken.yaml already exists"),
+        (["--routes", "missing.yaml"], "--routes: "),
+    ],
+)
+def test_unusable_recording_options_are_refused_before_anything_runs(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "taken.yaml").write_text("id: taken\n", "utf-8")
+    (tmp_path / "routes.yaml").write_text(
+        "routes: [{routing_hint: agent, endpoint: 'http://127.0.0.1:9', model: m,"
+        " protocols: [openai_chat_completions], api_key: k-123456}]\n",
+        "utf-8",
+    )
+    run = nav("agent", *args, "-p", "hi", cwd=tmp_path, env=env_for(tmp_path))
+    assert run.returncode == 2, run.stderr
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_a_resumed_session_keeps_its_recording_and_replays_with_the_resume(
+    tmp_path: Path,
+) -> None:
+    env = env_for(tmp_path)
+    first = nav(
+        "agent", "--demo", "--session", "s1", "-p", "list my sandboxes", cwd=tmp_path, env=env
+    )
+    assert first.returncode == 0, first.stderr
+    second = nav(
+        "agent", "--demo", "--session", "s1", "--record", "resumed",
+        "-p", "show the logs of gpu-trainer", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    assert "recorded scenarios/resumed.yaml (2 turns" in second.stderr, second.stderr
+    data = yaml.safe_load((tmp_path / "scenarios" / "resumed.yaml").read_text("utf-8"))
+    assert [turn.get("resume", False) for turn in data["turns"]] == [False, True]
+    assert data["turns"][1]["expect"]["tools"][0]["name"] == "sandbox_logs"
+    replay = nav("scenario", "replay", "resumed", cwd=tmp_path, env=env)
+    assert replay.returncode == 0, replay.stdout
+
+
+def test_a_saved_session_is_exported_as_a_scenario_when_it_was_recorded(tmp_path: Path) -> None:
+    env = env_for(tmp_path)
+    run = nav("agent", "--demo", "--session", "kept", cwd=tmp_path, env=env,
+              stdin="list my sandboxes\nwhy is gpu-trainer failing?\n")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    exported = nav("agent", "sessions", "export", "kept", "--scenario", "kept-check",
+                   cwd=tmp_path, env=env)  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert "recorded scenarios/kept-check.yaml (2 turns, openai)" in exported.stderr
+    assert nav("scenario", "replay", "kept-check", cwd=tmp_path, env=env).returncode == 0
+    again = nav("agent", "sessions", "export", "kept", "--scenario", "kept-check",
+                cwd=tmp_path, env=env)  # fmt: skip
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+    with SessionStore(tmp_path / "state" / "sessions.db") as store:
+        store.create(name="remote", cluster="prod")  # as a session against a remote gateway
+    refused = nav("agent", "sessions", "export", "remote", "--scenario", "r", cwd=tmp_path, env=env)
+    assert refused.returncode == 1
+    assert (
+        "was not recorded" in refused.stderr and "--routes routes.yaml --record" in refused.stderr
+    )
+    removed = nav("agent", "sessions", "rm", "kept", cwd=tmp_path, env=env)
+    assert removed.returncode == 0
+    assert not list((tmp_path / "state" / "recordings").iterdir())
+
+
+def test_record_in_the_repl_writes_the_whole_conversation_so_far(tmp_path: Path) -> None:
+    """The pty REPL against the stand-ins (real recorded streams, a cluster unlike nav-sim)."""
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    write_navigator_config(home / "config")
+    project = tmp_path / "project"
+    project.mkdir()
+    stand_in = write_stand_in_nav(tmp_path)
+    bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
+    with StandInProvider(bodies) as provider:
+        routes = tmp_path / "routes.yaml"
+        routes.write_text(routes_yaml(provider, "openai", "openai_chat_completions"), "utf-8")
+        env = env_for(home) | {
+            "STAND_IN_KEY": STAND_IN_KEY,
+            "NAV_AGENT_CLI": str(stand_in),
+            "XDG_CONFIG_HOME": str(home / "config"),
+            "TERM": "xterm",
+        }
+        child = pexpect.spawn(
+            NAV, ["agent", "--routes", str(routes), "--cluster", CLUSTER],
+            cwd=project, env=env, timeout=TIMEOUT, dimensions=(40, 120), encoding="utf-8",
+        )  # fmt: skip
+        try:
+            child.expect_exact("nav>")
+            child.send("how is my cluster doing?\r")
+            child.expect_exact("tokens in")
+            child.expect_exact("nav>")
+            time.sleep(0.3)
+            child.send("/record repl-check\r")
+            child.expect_exact("will be written as scenarios/repl-check.yaml")
+            child.expect_exact("nav>")
+            time.sleep(0.3)
+            child.send("thanks\r")
+            child.expect_exact("tokens in")
+            child.expect_exact("nav>")
+            time.sleep(0.3)
+            child.send("exit\r")
+            child.expect_exact("recorded scenarios/repl-check.yaml (2 turns, openai)")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    stand_in.unlink()
+    data = yaml.safe_load((project / "scenarios" / "repl-check.yaml").read_text("utf-8"))
+    assert data["options"].get("confirmation", "ask") == "ask"
+    assert [turn["user"] for turn in data["turns"]] == ["how is my cluster doing?", "thanks"]
+    replay = nav("scenario", "replay", "repl-check", cwd=project, env=env_for(home))
+    assert replay.returncode == 0, replay.stdout
