@@ -52,6 +52,18 @@ def capture_console(file: io.StringIO, *, terminal: bool = False, width: int = 1
     )
 
 
+class RecordingRenderer(TerminalRenderer):
+    """The REPL's renderer, noting each line the type-ahead queued (tests wait on it)."""
+
+    def __init__(self, out: Console, err: Console) -> None:
+        super().__init__(out, err)
+        self.queued_lines: list[str] = []
+
+    def queued(self, line: str) -> None:
+        self.queued_lines.append(line)
+        super().queued(line)
+
+
 class ReplDriver:
     """One REPL run against a conversation built from a chat client and a tool runner."""
 
@@ -73,7 +85,7 @@ class ReplDriver:
         """stdout and stderr together, in the order they were written."""
         console = capture_console(self.transcript, terminal=terminal, width=width)
         self.routing_hints = routing_hints
-        self.renderer = TerminalRenderer(console, console)
+        self.renderer = RecordingRenderer(console, console)
         self.confirm = PromptConfirm(
             PromptSession(input=pipe, output=DummyOutput()), err=console, renderer=self.renderer
         )
@@ -129,6 +141,16 @@ class ReplDriver:
                     )
                 await asyncio.sleep(0.01)
         return found + len(needle)
+
+    async def until(self, predicate: Callable[[], bool], *, timeout: float = 10.0) -> None:
+        """Wait until `predicate()` holds (the REPL runs meanwhile)."""
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.01)
+
+    async def at_prompt(self) -> None:
+        """Wait until the prompt reads the keys again (no turn's type-ahead has them)."""
+        await self.until(lambda: self.session.app.is_running)
 
     async def exit_code(self, *, timeout: float = 10.0) -> int:
         assert self.task is not None
@@ -252,6 +274,15 @@ class PtyScreen:
             what=repr(text),
             timeout=timeout,
         )
+
+    def wait_prompt(self, prompt: str = "nav>") -> None:
+        """Read until an empty prompt is the last line: the turn is over, keys go to it."""
+
+        def ready() -> bool:
+            lines = [line for line in self.display.splitlines() if line.strip()]
+            return bool(lines) and lines[-1] == prompt
+
+        self.wait_until(ready, what=f"the prompt {prompt!r} on the last line")
 
     def wait_until(
         self, predicate: Callable[[], bool], *, what: str, timeout: float | None = None

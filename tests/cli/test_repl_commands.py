@@ -72,11 +72,14 @@ async def test_retry_replaces_the_last_exchange_everywhere(pipe, store) -> None:
     repl.start()
     repl.type("hi" + ENTER)
     end = await repl.wait_for("hello")
+    await repl.at_prompt()
     repl.type("list my sandboxes" + ENTER)
     end = await repl.wait_for("an answer to replace", after=end)
+    await repl.at_prompt()
     repl.type("/retry" + ENTER)
     end = await repl.wait_for("nav> list my sandboxes", after=end)
     end = await repl.wait_for("a better answer", after=end)
+    await repl.at_prompt()
     repl.type("/history" + ENTER)
     history_at = await repl.wait_for("messages (the full log", after=end)
     await repl.wait_for("agent: a better answer", after=history_at)
@@ -123,6 +126,7 @@ async def test_model_lists_the_gateways_hints_and_refuses_an_unknown_one(pipe) -
     end = await repl.wait_for("The gateway has no routing hint 'fast'", after=end)
     repl.type("hi" + ENTER)
     end = await repl.wait_for("from agent", after=end)
+    await repl.at_prompt()
     repl.type("/model de" + TAB)  # Tab completes the hints the gateway listed
     await prompt_shows(repl, "/model deep")
     repl.type(ENTER)
@@ -208,7 +212,7 @@ async def test_sessions_resume_and_export_inside_the_repl(
     end = await repl.wait_for("fresh answer")
     new = repl.conversation.session
     assert new is not None
-
+    await repl.at_prompt()
     repl.type("/sessions" + ENTER)
     end = await repl.wait_for("/resume NAME continues one", after=end)
     listing = repl.text[:end]
@@ -222,7 +226,7 @@ async def test_sessions_resume_and_export_inside_the_repl(
     end = await repl.wait_for("agent: dev-box runs the web app.", after=end)
     repl.type("and now?" + ENTER)
     end = await repl.wait_for("resumed", after=end)
-
+    await repl.at_prompt()
     repl.type("/export" + ENTER)
     end = await repl.wait_for("wrote nav-agent-work-incident.md", after=end)
     repl.type("/export out/run.json" + ENTER)

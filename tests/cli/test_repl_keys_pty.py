@@ -75,7 +75,7 @@ def gated(tmp_path: Path) -> Iterator[Any]:
 
     def start(script: dict[str, Any], columns: int = 80) -> Gated:
         started.append(Gated(tmp_path, script, columns))
-        started[-1].term.wait_for("nav>")
+        started[-1].term.wait_prompt()
         return started[-1]
 
     yield start
@@ -84,7 +84,7 @@ def gated(tmp_path: Path) -> Iterator[Any]:
 
 
 def leave(term: PtyScreen) -> None:
-    term.wait_for("nav>")
+    term.wait_prompt()
     term.send(CTRL_D)
     assert term.finish() == 0, term.display
 
@@ -122,8 +122,8 @@ def test_meta_keys_mid_turn_edit_and_the_queued_line_is_the_next_prompt_line(
     term.wait_until(lambda: "›" not in term.display, what="the typed line gone once queued")
     repl.open("answer")
     term.wait_for("Done two.")
+    term.wait_prompt()
     leave_at = len(term.lines())
-    term.wait_for("nav>")
     term.send(UP)
     term.wait_for("nav> hello world !")
     term.send(CTRL_C)  # clears the recalled message at the prompt
@@ -215,10 +215,10 @@ def test_retry_replaces_the_answer_and_history_shows_the_exchange_once(gated) ->
     term = repl.term
     term.send("hi there" + ENTER)
     term.wait_for("First answer.")
-    term.wait_for("nav>")
+    term.wait_prompt()
     term.send("/retry" + ENTER)
     term.wait_for("Second answer.")
-    term.wait_for("nav>")
+    term.wait_prompt()
     term.send("/history" + ENTER)
     term.wait_for("agent: Second answer.")
     leave(term)

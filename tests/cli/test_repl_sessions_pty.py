@@ -23,12 +23,12 @@ DATE = re.compile(r"\b20\d\d-\d\d-\d\d \d\d:\d\d\b")
 
 def demo(tmp_path: Path, *args: str, columns: int = 80) -> PtyScreen:
     term = PtyScreen(NAV, ["agent", "--demo", *args], env=colour_env(tmp_path), columns=columns)
-    term.wait_for("nav>")
+    term.wait_prompt()
     return term
 
 
 def leave(term: PtyScreen) -> int:
-    term.wait_for("nav>")
+    term.wait_prompt()
     term.send(CTRL_D)
     return term.finish()
 
@@ -39,8 +39,10 @@ def test_model_asks_the_gateway_and_refuses_an_unknown_hint(tmp_path: Path) -> N
     try:
         term.send("/model" + ENTER)
         term.wait_for("the gateway has: agent")
+        term.wait_prompt()
         term.send("/model fast" + ENTER)
         term.wait_for("no routing hint 'fast'")
+        term.wait_prompt()
         term.send("list my sandboxes" + ENTER)  # still answered: the route did not change
         term.wait_for("gpu-trainer")
         assert leave(term) == 0
@@ -59,11 +61,13 @@ def test_sessions_resume_and_export_in_the_repl(tmp_path: Path, columns: int) ->
     try:
         term.send("/sessions" + ENTER)
         term.wait_for("continues one")
+        term.wait_prompt()
         term.send("/resume al")
         term.send("\t")
         term.wait_for("nav> /resume alpha-run")
         term.send(ENTER)
         term.wait_for("Resuming session alpha-run")
+        term.wait_prompt()
         term.send(f"/export {tmp_path / 'alpha.md'}" + ENTER)
         term.wait_for("wrote ")
         assert leave(term) == 0

@@ -106,7 +106,7 @@ async def test_editing_keys_during_a_turn_and_up_recalls_a_queued_line(pipe) -> 
     repl.type("throw away" + CTRL_U)
     runner.gate.set()
     end = await repl.wait_for("first done", after=end)
-    await asyncio.sleep(0)  # back at the prompt, its line empty
+    await repl.at_prompt()
     repl.type(UP + ENTER)  # the queued line, from the history
     await repl.wait_for("again", after=end)
     repl.type(CTRL_D)
@@ -135,8 +135,9 @@ async def test_a_cleared_unfinished_line_never_shows_in_a_later_turn(pipe) -> No
     end = await repl.wait_for("› half typed")
     runner.gate.set()
     end = await repl.wait_for("first done", after=end)
-    await asyncio.sleep(0)
-    repl.type(CTRL_U + "list again" + ENTER)  # the prompt held "half typed": cleared
+    await repl.at_prompt()
+    await repl.until(lambda: repl.session.default_buffer.text == "half typed")
+    repl.type(CTRL_U + "list again" + ENTER)  # the prompt holds "half typed": cleared
     second = await repl.wait_for("running sandbox_list", after=end)
     await running_tool(repl, runner, count=2)
     await asyncio.sleep(0.2)  # a few spinner frames
@@ -162,7 +163,7 @@ async def test_a_queued_line_sent_as_the_next_message_shows_as_a_prompt_line(pip
     repl.type("first" + ENTER)
     await repl.wait_for("Streaming ")
     repl.type("a follow-up" + ENTER)
-    await asyncio.sleep(0.1)  # the type-ahead has it; no note while the answer streams
+    await repl.until(lambda: repl.renderer.queued_lines == ["a follow-up"])
     release.set()
     end = await repl.wait_for("answer one")
     echo = await repl.wait_for("nav> a follow-up\n", after=end)
@@ -182,10 +183,11 @@ async def test_a_line_queued_while_streaming_is_not_announced_after_a_cancel(pip
     repl.type("first" + ENTER)
     await repl.wait_for("Streaming ")
     repl.type("do this instead" + ENTER)
-    await asyncio.sleep(0.1)
+    await repl.until(lambda: repl.renderer.queued_lines == ["do this instead"])
     repl.type(ESC)  # a lone Esc, after the escape timeout
     end = await repl.wait_for(INTERRUPTED_NOTE)
-    await asyncio.sleep(0.1)
+    await repl.at_prompt()
+    await repl.until(lambda: repl.session.default_buffer.text == "do this instead")
     repl.type(ENTER)  # the prompt holds the line
     await repl.wait_for("as you wish", after=end)
     repl.type(CTRL_D)
