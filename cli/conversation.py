@@ -1,8 +1,9 @@
 """One REPL conversation: an `Agent` plus its session in the `SessionStore`.
 
 The REPL and the line modes talk to this, not to the agent directly, so that
-`/clear` can swap in a fresh agent and session and `/history` can read the
-full log (compacted turns included) from the store.
+`/clear` can swap in a fresh agent and session, `/resume` a saved one, `/retry`
+take the last exchange back, and `/history` and `/export` can read the full log
+(compacted turns included) from the store.
 
 A new unnamed session is created lazily, on the first message, so starting
 `nav agent` and leaving at once leaves no empty session behind; a named one
@@ -14,13 +15,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from navagent.core.agent import Agent, ConversationRecorder, Steering
 from navagent.core.agent_events import TurnFinished
 from navagent.core.events import Usage
 from navagent.core.messages import Message
-from navagent.core.sessions import SessionInfo, SessionRecorder, SessionStore
+from navagent.core.sessions import (
+    SessionError,
+    SessionInfo,
+    SessionRecorder,
+    SessionStore,
+    SessionSummary,
+)
 from navagent.fixtures.harness import (
     ExportError,
     ExportResult,
@@ -39,15 +47,16 @@ AgentFactory = Callable[[Sequence[Message], ConversationRecorder | None], Agent]
 class _LazyRecorder:
     """A `ConversationRecorder` that creates its session on the first write."""
 
-    def __init__(self, store: SessionStore, *, cluster: str) -> None:
+    def __init__(self, store: SessionStore, *, cluster: str, demo: bool) -> None:
         self._store = store
         self._cluster = cluster
+        self._demo = demo
         self._recorder: SessionRecorder | None = None
         self.session: SessionInfo | None = None
 
     def _target(self) -> SessionRecorder:
         if self._recorder is None:
-            self.session = self._store.create(cluster=self._cluster)
+            self.session = self._store.create(cluster=self._cluster, demo=self._demo)
             self._recorder = self._store.recorder(self.session.id)
         return self._recorder
 
@@ -61,6 +70,9 @@ class _LazyRecorder:
 
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         self._target().record_compaction(summary, kept)
+
+    def record_rewind(self, messages: int) -> None:
+        self._target().record_rewind(messages)
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,7 @@ class AgentSession:
         store: SessionStore | None,
         cluster: str,
         session: SessionInfo | None = None,
+        demo: bool = False,
         capture: SessionCapture | None = None,
         record_target: RecordTarget | None = None,
     ) -> None:
@@ -100,6 +113,7 @@ class AgentSession:
                 not be opened).
             cluster: Recorded with new sessions.
             session: An existing session to resume (`--session`, `--continue`).
+            demo: New sessions are `--demo` sessions.
             capture: Keeps what the conversation did on the wire and in the
                 tools, so it can become a scenario (the gateway runs in this
                 process); call `start` before the first turn and `close` at the end.
@@ -111,6 +125,7 @@ class AgentSession:
         self._make_agent = make_agent
         self._store = store
         self._cluster = cluster
+        self._demo = demo
         self._lazy: _LazyRecorder | None = None
         self._session = session
         self._routing_hint: str | None = None
@@ -131,7 +146,7 @@ class AgentSession:
     def _fresh_agent(self) -> Agent:
         if self._store is None:
             return self._make_agent((), None)
-        self._lazy = _LazyRecorder(self._store, cluster=self._cluster)
+        self._lazy = _LazyRecorder(self._store, cluster=self._cluster, demo=self._demo)
         return self._make_agent((), self._lazy)
 
     @property
@@ -140,6 +155,11 @@ class AgentSession:
         if self._lazy is not None and self._lazy.session is not None:
             return self._lazy.session
         return self._session
+
+    @property
+    def cluster(self) -> str:
+        """The cluster the tools operate in this run."""
+        return self._cluster
 
     @property
     def label(self) -> str:
@@ -199,6 +219,71 @@ class AgentSession:
             self.agent.routing_hint = self._routing_hint
         await self.start()
         return written
+
+    def undo_last_turn(self) -> str:
+        """Take the last exchange back, in memory and saved (see `Agent.undo_last_turn`)."""
+        text = self.agent.undo_last_turn()
+        if self.capture is not None:
+            self.capture.note_problem(
+                f"the turn {text[:40]!r} was taken back by /retry, which a replay cannot repeat"
+            )
+        return text
+
+    def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
+        """The saved sessions, most recently active first.
+
+        Raises:
+            SessionError: sessions are not saved in this run.
+        """
+        return self._saved().list_sessions(limit=limit)
+
+    async def resume(
+        self, name_or_id: str
+    ) -> tuple[SessionInfo, ExportResult | ExportError | None]:
+        """Continue a saved session from here on; the current one stays saved.
+
+        A conversation being recorded is written first, as by `clear`.
+
+        Returns:
+            The session, and what the recording of the previous conversation became.
+
+        Raises:
+            SessionError: sessions are not saved in this run, no session
+                matches, it is a `--demo` session and this run is not, or
+                its log cannot be read.
+            InvalidHistoryError: its history breaks the tool-call invariant.
+        """
+        store = self._saved()
+        info = store.open(name_or_id)
+        if info.demo and not self._demo:
+            raise SessionError(
+                f"session {info.label} was recorded by `nav agent --demo` (simulated model and"
+                f" cluster); resume it with `nav agent --demo --session {info.label}`"
+            )
+        history = store.load_history(info.id)
+        agent = self._make_agent(history, store.recorder(info.id))
+        written = await self.close()
+        self._session, self._lazy, self.resumed, self.agent = info, None, history, agent
+        if self._routing_hint is not None:
+            self.agent.routing_hint = self._routing_hint
+        await self.start()
+        return info, written
+
+    def transcript_source(self) -> tuple[SessionInfo, tuple[Message, ...]]:
+        """The session's metadata and full log, for an export (unsaved: made-up metadata)."""
+        session = self.session
+        if session is not None:
+            return session, self.full_log()
+        now = datetime.now(UTC)
+        unsaved = SessionInfo(
+            id="unsaved", cluster=self._cluster, demo=self._demo, created_at=now, updated_at=now
+        )
+        return unsaved, self.full_log()
+
+    def _saved(self) -> SessionStore:
+        if self._store is None:
+            raise SessionError("sessions are not saved in this run (the database could not open)")
+        return self._store
 
     async def compact(self) -> bool:
         """Summarize older turns now (see `Agent.compact`)."""

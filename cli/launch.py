@@ -237,6 +237,7 @@ class _Launch:
                 store=store,
                 cluster=cluster,
                 session=session,
+                demo=demo is not None,
                 capture=capture,
                 record_target=self._record_target(cluster) if local.embedded else None,
             )
@@ -251,26 +252,42 @@ class _Launch:
         self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
         kept = store is not None and (demo is None or o.session is not None or o.continue_last)
         try:
-            return await self._converse(conversation, output, confirm, kept=kept)
+            return await self._converse(conversation, output, confirm, client=client, kept=kept)
         finally:
             await self._finish(conversation, demo=demo, kept=kept)
 
     async def _finish(
         self, conversation: AgentSession, *, demo: DemoStack | None, kept: bool
     ) -> None:
-        """Write the recording, if one was asked for, and say how to come back."""
+        """Write the recording, if one was asked for, and say how to come back (or that not)."""
         lines = recording_report(await conversation.close())
-        if self.interactive and kept and conversation.session is not None:
-            demo_flag = "--demo " if demo is not None else ""
-            lines.append(
-                (f"resume with: nav agent {demo_flag}--session {conversation.session.label}", "dim")
-            )
+        session = conversation.session
+        if self.interactive and session is not None:  # None: nothing was said
+            if kept:
+                demo_flag = "--demo " if demo is not None else ""
+                lines.append(
+                    (f"resume with: nav agent {demo_flag}--session {session.label}", "dim")
+                )
+            elif demo is not None:
+                lines.append(
+                    (
+                        "this --demo conversation was not saved (a plain --demo keeps nothing);"
+                        " start one with `nav agent --demo --session NAME` to keep it",
+                        "dim",
+                    )
+                )
         for line, style in lines:
             with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
                 self.err.print(Text(line, style=style))
 
     async def _converse(
-        self, conversation: AgentSession, sink: EventSink, confirm: Confirm | None, *, kept: bool
+        self,
+        conversation: AgentSession,
+        sink: EventSink,
+        confirm: Confirm | None,
+        *,
+        client: GrpcChatClient,
+        kept: bool,
     ) -> int:
         o = self.options
         if self.interactive:
@@ -290,6 +307,7 @@ class _Launch:
                 ),
                 confirm=confirm if isinstance(confirm, PromptConfirm) else None,
                 sessions_kept=kept,
+                routing_hints=client.routing_hints,
             )
         lines = single_line(o.prompt) if o.prompt is not None else read_lines(sys.stdin)
         return await run_lines(conversation.send, lines, report=self._report)
@@ -322,9 +340,14 @@ class _Launch:
                 session = None
         elif store is not None and o.continue_last:
             try:
-                session = store.open_last(cluster=explicit)
+                session = store.open_last(cluster=explicit, demo=demo is not None)
             except SessionNotFoundError as exc:
                 raise StartupError(str(exc)) from None
+        if session is not None and session.demo and demo is None:
+            raise StartupError(
+                f"session {session.label} was recorded by `nav agent --demo` (simulated model"
+                f" and cluster); resume it with `nav agent --demo --session {session.label}`"
+            )
         recorded = session.cluster if session is not None else None
         if demo is not None:
             cluster = explicit or DEMO_CLUSTER
@@ -348,7 +371,7 @@ class _Launch:
         if store is None or self.options.session is None:
             return None
         try:
-            return store.create(name=self.options.session, cluster=cluster)
+            return store.create(name=self.options.session, cluster=cluster, demo=self.options.demo)
         except InvalidSessionNameError as exc:
             raise StartupError(str(exc)) from None
 

@@ -3,12 +3,14 @@
 Enter sends the message, except after a trailing backslash, which becomes a
 line break; Esc then Enter (Meta-Enter) also inserts a line break. Pasted
 text arrives as one bracketed paste and stays one message whatever it holds.
-Tab completes slash commands and their arguments (tool names after `/tools`).
+Tab completes slash commands and their arguments (tool names after `/tools`,
+saved sessions after `/resume`, routing hints after `/model` once the gateway
+has listed them), whatever the case typed (`/TO` completes `/tools`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -20,7 +22,13 @@ from prompt_toolkit.output import Output
 
 from navagent.cli.slash import SLASH_COMMANDS
 
-__all__ = ["SlashCompleter", "key_bindings", "make_prompt_session", "slash_completer"]
+__all__ = [
+    "ArgumentSource",
+    "SlashCompleter",
+    "key_bindings",
+    "make_prompt_session",
+    "slash_completer",
+]
 
 
 def key_bindings() -> KeyBindings:
@@ -46,12 +54,23 @@ def key_bindings() -> KeyBindings:
     return bindings
 
 
-class SlashCompleter(Completer):
-    """Completes `/command` words and, after `/tools`, a tool name."""
+ArgumentSource = Callable[[], Iterable[str]]
+"""The current choices for a command's argument (asked at each Tab)."""
 
-    def __init__(self, tool_names: Iterable[str]) -> None:
+
+class SlashCompleter(Completer):
+    """Completes `/command` words and, after a command that takes one, its argument."""
+
+    def __init__(
+        self, tool_names: Iterable[str], arguments: Mapping[str, ArgumentSource] | None = None
+    ) -> None:
         self._commands = [name.split()[0] for name in SLASH_COMMANDS]
-        self._arguments = {"/tools": sorted(tool_names)}
+        tools = sorted(tool_names)
+        self._arguments: dict[str, ArgumentSource] = {"/tools": lambda: tools, **(arguments or {})}
+
+    def set_argument_source(self, command: str, source: ArgumentSource) -> None:
+        """Complete `command`'s argument from `source` from now on (e.g. `/model`)."""
+        self._arguments[command.lower()] = source
 
     def get_completions(
         self, document: Document, _complete_event: CompleteEvent
@@ -61,36 +80,44 @@ class SlashCompleter(Completer):
         if not text.startswith("/"):
             return
         word, space, argument = text.partition(" ")
+        choices: Iterable[str]
         if not space:
             choices, typed = self._commands, word
-        elif " " not in argument:
-            choices, typed = self._arguments.get(word.lower(), []), argument
+        elif " " not in argument and word.lower() in self._arguments:
+            choices, typed = self._arguments[word.lower()](), argument
         else:
             return
+        folded = typed.casefold()
         for choice in choices:
-            if choice.startswith(typed):
+            if choice.casefold().startswith(folded):
                 yield Completion(choice, start_position=-len(typed))
 
 
-def slash_completer(tool_names: Iterable[str]) -> SlashCompleter:
+def slash_completer(
+    tool_names: Iterable[str], arguments: Mapping[str, ArgumentSource] | None = None
+) -> SlashCompleter:
     """The completer the prompt uses (see `SlashCompleter`)."""
-    return SlashCompleter(tool_names)
+    return SlashCompleter(tool_names, arguments)
 
 
 def make_prompt_session(
     *,
     history: History | None = None,
     tool_names: Iterable[str] = (),
+    arguments: Mapping[str, ArgumentSource] | None = None,
     input: Input | None = None,
     output: Output | None = None,
 ) -> PromptSession[str]:
-    """The prompt session `nav agent` reads messages with (`input`/`output` for tests)."""
+    """The prompt session `nav agent` reads messages with (`input`/`output` for tests).
+
+    `arguments` completes more command arguments, e.g. `{"/resume": session_names}`.
+    """
     return PromptSession(
         history=history,
         input=input,
         output=output,
         key_bindings=key_bindings(),
-        completer=slash_completer(tool_names),
+        completer=slash_completer(tool_names, arguments),
         complete_while_typing=False,
         multiline=False,
         prompt_continuation=lambda width, _line, _wrap: "." * (width - 1) + " ",

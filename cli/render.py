@@ -70,6 +70,8 @@ INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
 """Shown when Ctrl-C cuts an answer short (the history keeps the text, marked)."""
 CANCELLED_NOTE = "[turn cancelled]"
 """Shown when Ctrl-C cancels a turn while no answer text was streaming."""
+_QUEUED = "  ↳ queued for the model: "
+"""Before a line typed mid-turn; its further lines are indented to match."""
 _ARGUMENT_CHARS = 200
 _RESULT_PREVIEW_CHARS = 100
 
@@ -246,7 +248,7 @@ class TerminalRenderer:
         self._close_stream()
         queued, self._queued = self._queued, []
         for line in queued:
-            self.err.print(Text(f"  ↳ queued for the model: {line}", style="cyan"))
+            self.err.print(Text(_QUEUED + line.replace("\n", "\n" + " " * len(_QUEUED)), "cyan"))
 
     def queued(self, line: str) -> None:
         """Show that `line`, typed mid-turn, waits for the model's next call.
@@ -263,6 +265,10 @@ class TerminalRenderer:
                 self._spin(self._label)
         else:
             self._refresh_spinner()
+
+    def unqueue(self) -> None:
+        """Forget the queued lines not shown yet: a cancel sent them back to the prompt."""
+        self._queued = []
 
     def typing(self, line: str) -> None:
         """Show the line being typed mid-turn: next to the spinner, or under the answer."""

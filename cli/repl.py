@@ -5,18 +5,26 @@ the prompt session (prompt_toolkit), the consoles and renderer (rich), the
 conversation - so tests drive it through a pipe input and capture consoles,
 with no terminal and no network (the clai / llm `_run_chat` pattern).
 
-Keys: Enter sends; Ctrl-C or Esc while a turn runs cancels that turn (the
-agent keeps the partial answer, marked, and answers every tool call) and
+Keys: Enter sends; Ctrl-C or a lone Esc while a turn runs cancels that turn
+(the agent keeps the partial answer, marked, and answers every tool call) and
 returns to the prompt; Ctrl-C at the prompt clears the line; Ctrl-D on an
 empty line, `exit`, `quit` or `/exit` leave with status 0. Pasting several
 lines inserts them as one message (bracketed paste). An error inside a turn is
 printed in one red line and the loop goes on.
 
-While a turn runs the user can keep typing (`TypeAhead`): each line is queued,
-shown as queued, and handed to the model before its next call in the same
-turn. Lines the turn did not use come back: after a cancel they fill the next
-prompt; after an answer they are sent as the next message. A SIGINT (Ctrl-C
-where the terminal is not in raw mode) also cancels the turn.
+While a turn runs the user can keep typing (`TypeAhead`, with the prompt's
+editing keys and line history): each line is queued, shown as queued, and
+handed to the model before its next call in the same turn. Lines the turn did
+not use come back: after a cancel they fill the next prompt (and are not
+announced as queued for the model any more); after an answer they are sent as
+the next message, shown as `nav> ...` as if typed at the prompt. A SIGINT
+(Ctrl-C where the terminal is not in raw mode) also cancels the turn.
+
+Slash commands that need more than the pure `handle_slash_command` are done
+here: `/retry` takes the last exchange back before sending it again, `/model`
+asks the gateway for its routing hints (`routing_hints`) and refuses one it
+does not have, `/sessions`, `/resume` and `/export` read and switch the saved
+sessions through the conversation.
 """
 
 from __future__ import annotations
@@ -25,29 +33,48 @@ import asyncio
 import contextlib
 import shlex
 import signal
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.text import Text
 
+from navagent.cli.prompt import SlashCompleter
 from navagent.cli.recording import recording_report
 from navagent.cli.render import TerminalRenderer, format_messages
+from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
-from navagent.cli.type_ahead import TypeAhead
+from navagent.cli.type_ahead import ESCAPE_TIMEOUT_S, TypeAhead
 from navagent.core.agent import Steering
+from navagent.core.chat_client import RoutingHintsUnavailableError
 from navagent.core.errors import ChatFailedError, NavAgentError
+from navagent.core.history import InvalidHistoryError
 from navagent.core.messages import Message, ToolCall
+from navagent.core.sessions import SessionError, SessionInfo, SessionSummary
 
-__all__ = ["EXIT_WORDS", "PROMPT", "PromptConfirm", "ReplConversation", "run_repl"]
+__all__ = [
+    "EXIT_WORDS",
+    "PROMPT",
+    "HintLister",
+    "PromptConfirm",
+    "ReplConversation",
+    "run_repl",
+]
 
 PROMPT = "nav> "
 EXIT_WORDS = frozenset({"exit", "quit"})
 REPLAY_MESSAGES = 8
 """How many messages of a resumed session are shown again at start."""
+SESSIONS_SHOWN = 20
+"""`/sessions` lists this many of the most recent sessions."""
+
+HintLister = Callable[[], Awaitable[Sequence[str]]]
+"""Asks the gateway for its routing hints (`GrpcChatClient.routing_hints`)."""
 
 
 class ReplConversation(Protocol):
@@ -83,6 +110,30 @@ class ReplConversation(Protocol):
         """Summarize older turns now; False when there was nothing to compact."""
         ...
 
+    def undo_last_turn(self) -> str:
+        """Take the last exchange back; returns its message (raises `NavAgentError`)."""
+        ...
+
+    @property
+    def cluster(self) -> str:
+        """The cluster the tools operate in this run."""
+        ...
+
+    def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
+        """The saved sessions, most recent first; raises `SessionError`."""
+        ...
+
+    def resume(self, name_or_id: str) -> Awaitable[tuple[SessionInfo, object]]:
+        """Continue a saved session, and what became of a recording of this one.
+
+        Raises `SessionError` or `InvalidHistoryError`.
+        """
+        ...
+
+    def transcript_source(self) -> tuple[SessionInfo, tuple[Message, ...]]:
+        """The conversation's metadata and full log, for `/export`."""
+        ...
+
     routing_hint: str
     """The gateway route of the next turns (`/model`)."""
 
@@ -91,8 +142,8 @@ class PromptConfirm:
     """Asks y/N before a tool that changes the cluster runs (llm's `_approve_tool_call`).
 
     The `confirm` callback of `NavToolRunner`. The answer defaults to No;
-    Ctrl-D means No (the model is told the user declined); Ctrl-C means No and
-    cancels the whole turn (`interrupt_turn`, set by the REPL).
+    Ctrl-D or a lone Esc means No (the model is told the user declined);
+    Ctrl-C means No and cancels the whole turn (`interrupt_turn`, set by the REPL).
     """
 
     def __init__(
@@ -100,6 +151,9 @@ class PromptConfirm:
     ) -> None:
         """Ask through `session` (its own, so answers stay out of the line history)."""
         self._session = session
+        # A lone Esc answers within the escape timeout, not prompt_toolkit's 1.5 s.
+        session.app.ttimeoutlen = ESCAPE_TIMEOUT_S
+        session.app.timeoutlen = ESCAPE_TIMEOUT_S
         self._err = err
         self._renderer = renderer
         self.interrupt_turn: Callable[[], object] = lambda: None
@@ -119,7 +173,9 @@ class PromptConfirm:
         )
         try:
             with self.pause_typing():
-                answer = await self._session.prompt_async("Run it? [y/N] ", handle_sigint=False)
+                answer = await self._session.prompt_async(
+                    "Run it? [y/N] ", handle_sigint=False, key_bindings=_ESC_SAYS_NO
+                )
         except EOFError:
             answer = ""
         except KeyboardInterrupt:
@@ -137,6 +193,7 @@ async def run_repl(
     slash_state: SlashState | None = None,
     confirm: PromptConfirm | None = None,
     sessions_kept: bool = True,
+    routing_hints: HintLister | None = None,
 ) -> int:
     """Read messages and answer them until the user leaves; returns the exit status.
 
@@ -150,8 +207,16 @@ async def run_repl(
             and to cancel the turn on Ctrl-C.
         sessions_kept: Sessions outlive this run (False for a plain `--demo`,
             whose database is temporary): only then say where one was saved.
+        routing_hints: Lists the gateway's routing hints for `/model`; None
+            when there is no gateway to ask (a hint is then taken unchecked).
     """
-    repl = _Repl(conversation, session=session, console=console, renderer=renderer)
+    repl = _Repl(
+        conversation,
+        session=session,
+        console=console,
+        renderer=renderer,
+        routing_hints=routing_hints,
+    )
     repl.sessions_kept = sessions_kept
     if confirm is not None:
         confirm.interrupt_turn = repl.interrupt
@@ -167,21 +232,29 @@ class _Repl:
         session: PromptSession[str],
         console: Console,
         renderer: TerminalRenderer,
+        routing_hints: HintLister | None,
     ) -> None:
         self._conversation = conversation
         self._session = session
         self._console = console
         self._renderer = renderer
+        self._routing_hints = routing_hints
+        self._known_hints: tuple[str, ...] = ()
+        """The gateway's hints as last listed (Tab completes `/model` with them)."""
         self._turn: asyncio.Task[object] | None = None
         self._prefill = ""
         self.sessions_kept = True
         self.type_ahead = TypeAhead(
             session.input,
             screen=session.output,
+            history=session.history,
             on_cancel=self.interrupt,
             on_queued=renderer.queued,
             on_typing=renderer.typing,
         )
+        if isinstance(session.completer, SlashCompleter):
+            session.completer.set_argument_source("/resume", self._session_labels)
+            session.completer.set_argument_source("/model", lambda: self._known_hints)
 
     async def run(self, state: SlashState) -> int:
         self._replay()
@@ -214,10 +287,11 @@ class _Repl:
                 if self.type_ahead.leave_requested:
                     return 0
 
-    def _replay(self) -> None:
+    def _replay(self) -> bool:
+        """Show the end of a resumed conversation; False when there is nothing to show."""
         resumed = self._conversation.resumed
         if not resumed:
-            return
+            return False
         shown = resumed[-REPLAY_MESSAGES:]
         skipped = f", the last {len(shown)} shown" if len(shown) < len(resumed) else ""
         self._console.print(
@@ -228,6 +302,7 @@ class _Repl:
         )
         self._console.print(format_messages(shown))
         self._console.print(Text("─" * 40, style="dim"))
+        return True
 
     async def _slash(self, text: str, state: SlashState) -> tuple[int | None, SlashState]:
         try:
@@ -240,17 +315,122 @@ class _Repl:
         if result.output is not None:
             self._console.print(result.output)
         match result.action:
-            case SlashAction(kind="retry", argument=last):
-                await self._run_turn(last)
+            case SlashAction(kind="retry"):
+                await self._retry()
             case SlashAction(kind="compact"):
                 await self._compact()
             case SlashAction(kind="model", argument=hint):
-                self._conversation.routing_hint = hint
+                new_state = await self._model(hint, new_state)
+            case SlashAction(kind="sessions"):
+                self._sessions()
+            case SlashAction(kind="resume", argument=name):
+                await self._resume(name)
+            case SlashAction(kind="export", argument=path):
+                self._export(path)
             case SlashAction(kind="record", argument=name):
                 self._record(name)
             case None:
                 pass
         return result.exit_code, new_state
+
+    async def _retry(self) -> None:
+        try:
+            text = self._conversation.undo_last_turn()
+        except NavAgentError as exc:  # nothing to take back, or a turn is running
+            self._renderer.note(f"cannot retry: {exc}", style="yellow")
+            return
+        self._renderer.note("retrying: the new answer replaces the last exchange")
+        self._echo(text)
+        await self._run_turn(text)
+
+    async def _model(self, hint: str, state: SlashState) -> SlashState:
+        current = self._conversation.routing_hint
+        hints, problem = await self._list_hints()
+        listed = f"the gateway has: {', '.join(hints) or 'none'}" if hints is not None else problem
+        if not hint:
+            self._renderer.note(f"Routing hint: {current} · {listed} · /model HINT switches")
+            return state
+        if hints is not None and hint not in hints:
+            self._renderer.note(
+                f"The gateway has no routing hint {hint!r} ({listed}); the next turns still"
+                f" use {current!r}.",
+                style="yellow",
+            )
+            return state
+        self._conversation.routing_hint = hint
+        unchecked = f" (not checked: {problem})" if hints is None else ""
+        self._renderer.note(f"The next turns use the routing hint {hint!r}.{unchecked}")
+        return replace(state, routing_hint=hint)
+
+    async def _list_hints(self) -> tuple[tuple[str, ...] | None, str]:
+        """The gateway's hints, or None and why not."""
+        if self._routing_hints is None:
+            return None, "no gateway to ask"
+        try:
+            hints = tuple(await self._routing_hints())
+        except RoutingHintsUnavailableError as exc:
+            return None, str(exc)
+        self._known_hints = hints
+        return hints, ""
+
+    def _sessions(self) -> None:
+        try:
+            summaries = self._conversation.list_sessions(limit=SESSIONS_SHOWN)
+        except SessionError as exc:
+            self._renderer.error(str(exc))
+            return
+        if not summaries:
+            self._renderer.note("No saved sessions yet.")
+            return
+        self._console.print(sessions_table(summaries, width=self._console.width))
+        here = self._conversation.label
+        current = f"this conversation is session {here}; " if here != "new" else ""
+        demo = " (* a --demo session)" if any(summary.demo for summary in summaries) else ""
+        self._renderer.note(f"{current}/resume NAME continues one (Tab completes){demo}")
+
+    def _session_labels(self) -> list[str]:
+        try:
+            return [summary.label for summary in self._conversation.list_sessions()]
+        except SessionError:
+            return []
+
+    async def _resume(self, name: str) -> None:
+        try:
+            info, written = await self._conversation.resume(name)
+        except (SessionError, InvalidHistoryError) as exc:
+            self._renderer.error(f"cannot resume {name}: {exc}")
+            return
+        self._report_recording(written)
+        cluster = self._conversation.cluster
+        if info.cluster and info.cluster != cluster:
+            self._renderer.note(
+                f"session {info.label} was recorded on cluster {info.cluster};"
+                f" it continues on {cluster}",
+                style="yellow",
+            )
+        if not self._replay():
+            self._renderer.note(f"Resumed session {info.label} (nothing said in it yet).")
+
+    def _export(self, argument: str) -> None:
+        info, log = self._conversation.transcript_source()
+        if not log:
+            self._renderer.note("Nothing to export yet: the conversation is empty.")
+            return
+        path = Path(argument).expanduser() if argument else Path(f"nav-agent-{info.label}.md")
+        as_json = path.suffix.lower() == ".json"
+        text = transcript_json(info, log) if as_json else transcript_markdown(info, log)
+        try:
+            path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except OSError as exc:
+            self._renderer.error(f"cannot write {path}: {exc.strerror or exc}")
+            return
+        what = "JSON" if as_json else "a markdown transcript"
+        self._renderer.note(f"wrote {path}: {what} of {len(log)} messages")
+
+    def _echo(self, text: str) -> None:
+        """Show a message sent without the prompt (queued mid-turn, /retry) as if typed there."""
+        indent = "\n" + " " * len(PROMPT)
+        self._console.print(Text(PROMPT + text.replace("\n", indent)))
 
     def _record(self, name: str) -> None:
         try:
@@ -300,6 +480,8 @@ class _Repl:
                 return
             self._prefill = unfinished
             text = "\n".join(queued)
+            if text:
+                self._echo(text)
 
     async def _one_turn(self, text: str) -> bool:
         """Run one turn; True when it was cancelled."""
@@ -332,6 +514,7 @@ class _Repl:
         turn = self._turn
         if turn is None or turn.done():
             return False
+        self._renderer.unqueue()  # what the model did not get goes back to the prompt
         turn.cancel()
         return True
 
@@ -351,3 +534,21 @@ class _Repl:
 
 async def _await(awaitable: Awaitable[object]) -> object:
     return await awaitable
+
+
+def _esc_says_no() -> KeyBindings:
+    """At `Run it? [y/N]`, a lone Esc answers No; Esc with another key (a Meta key) does nothing."""
+    bindings = KeyBindings()
+
+    @bindings.add("escape", Keys.Any)
+    def _meta(_event: KeyPressEvent) -> None:
+        pass
+
+    @bindings.add("escape")
+    def _no(event: KeyPressEvent) -> None:
+        event.app.exit(result="")
+
+    return bindings
+
+
+_ESC_SAYS_NO = _esc_says_no()

@@ -7,7 +7,9 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
@@ -41,10 +43,12 @@ from navagent.fixtures.harness import (
 )
 
 __all__ = [
+    "DEMO_MARK",
     "export_scenario",
     "export_session",
     "remove_session",
     "rename_session",
+    "resume_hint",
     "sessions_table",
     "show_sessions",
     "transcript_json",
@@ -52,29 +56,84 @@ __all__ = [
 ]
 
 
-def sessions_table(sessions: Sequence[SessionSummary]) -> Table:
+DEMO_MARK = " *"
+"""After the name of a `--demo` session, which resumes only with `--demo`."""
+_GAP = 2
+_PREVIEW_MIN = 16
+"""Narrower than this, the first message is left out rather than cut to nothing."""
+
+
+@dataclass(frozen=True)
+class _Column:
+    header: str
+    cells: list[str]
+    justify: Literal["left", "right"] = "left"
+
+    @property
+    def width(self) -> int:
+        return max([len(self.header), *(len(cell) for cell in self.cells)])
+
+
+def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = None) -> Table:
     """One row per session: name or id, cluster, last activity, size, cost, first message.
 
     Tokens are the input tokens of every completion, with the share read from
-    the provider's prompt cache (the same meaning on every provider).
+    the provider's prompt cache in brackets (the same meaning on every
+    provider). A `--demo` session's name ends with `DEMO_MARK`. Within `width`
+    columns every header stays on one line and no name, date or count is cut:
+    the first message is shortened, then left out, then the token and cluster
+    columns, in that order.
     """
-    table = Table(box=None, header_style="bold", padding=(0, 2))
-    table.add_column("session")
-    table.add_column("cluster")
-    table.add_column("last active (UTC)")
-    table.add_column("messages", justify="right")
-    table.add_column("tokens in (% cached)", justify="right")
-    table.add_column("first message", overflow="ellipsis", no_wrap=True)
-    for summary in sessions:
-        table.add_row(
-            summary.label,
-            summary.cluster,
-            summary.updated_at.strftime("%Y-%m-%d %H:%M"),
-            str(summary.message_count),
-            _tokens(summary),
-            summary.preview,
+    fixed = [
+        _Column("session", [s.label + (DEMO_MARK if s.demo else "") for s in sessions]),
+        _Column("cluster", [s.cluster for s in sessions]),
+        _Column("last active (UTC)", [f"{s.updated_at:%Y-%m-%d %H:%M}" for s in sessions]),
+        _Column("msgs", [str(s.message_count) for s in sessions], "right"),
+        _Column("tokens in", [_tokens(s) for s in sessions], "right"),
+    ]
+    preview: _Column | None = _Column("first message", [s.preview for s in sessions])
+
+    def needed() -> int:
+        widths = [column.width for column in fixed]
+        if preview is not None:
+            widths.append(_PREVIEW_MIN)
+        return sum(widths) + _GAP * (len(widths) - 1)
+
+    if width is not None:
+        for name in ("first message", "tokens in", "cluster"):
+            if needed() <= width:
+                break
+            if preview is not None and preview.header == name:
+                preview = None
+            else:
+                fixed = [column for column in fixed if column.header != name]
+    table = Table(box=None, header_style="bold", padding=(0, 0, 0, _GAP), pad_edge=False)
+    for column in fixed:
+        table.add_column(
+            column.header,
+            justify=column.justify,
+            no_wrap=True,
+            min_width=column.width,
+            max_width=column.width,
         )
+    if preview is not None:
+        room = None if width is None else width - needed() + _PREVIEW_MIN
+        table.add_column(preview.header, overflow="ellipsis", no_wrap=True, max_width=room)
+    columns = [*fixed, *([preview] if preview is not None else [])]
+    for row in zip(*(column.cells for column in columns), strict=True):
+        table.add_row(*row)
     return table
+
+
+def resume_hint(sessions: Sequence[SessionSummary]) -> str:
+    """The footer of `nav agent sessions`: how to resume, `--demo` sessions included."""
+    hint = (
+        "Tokens in: (N%) read from the provider's cache."
+        " Resume one with `nav agent --session NAME` (or an id)"
+    )
+    if any(summary.demo for summary in sessions):
+        hint += f"; {DEMO_MARK.strip()} marks a --demo session: `nav agent --demo --session NAME`"
+    return hint + "."
 
 
 def _tokens(summary: SessionSummary) -> str:
@@ -105,8 +164,9 @@ def show_sessions(*, json_output: bool, limit: int) -> int:
     if not summaries:
         err.print(Text("No saved sessions yet; `nav agent` saves every conversation.", "dim"))
         return 0
-    Console(highlight=False).print(sessions_table(summaries))
-    err.print(Text("Resume one with `nav agent --session NAME` (or an id).", style="dim"))
+    out = Console(highlight=False)
+    out.print(sessions_table(summaries, width=out.width))
+    err.print(Text(resume_hint(summaries), style="dim"))
     return 0
 
 

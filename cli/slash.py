@@ -4,7 +4,9 @@
 state; it performs no I/O, so every command is tested without a terminal.
 The REPL reacts to the new state: `conversation` changing means "start a
 new conversation" (`/clear`), an `exit_code` means leave, and an `action`
-is work only the REPL can do (run a turn again, compact, switch the route).
+is work only the REPL can do (take the last exchange back and run it again,
+compact, ask the gateway for its routes, read or switch saved sessions,
+write an export).
 """
 
 from __future__ import annotations
@@ -33,20 +35,32 @@ SLASH_COMMANDS: dict[str, str] = {
     "/help": "show this help",
     "/tools [NAME]": "the tools the agent can use, with their arguments",
     "/show [N]": "the full output of tool call N (no N: list the calls)",
-    "/retry": "send your last message again",
+    "/retry": "send your last message again; its new answer replaces the last one",
     "/compact": "summarize older turns now to free context",
-    "/model [HINT]": "show or switch the gateway route (routing hint) for the next turns",
+    "/model [HINT]": "list the gateway's routes (routing hints), or switch the next turns to one",
     "/clear": "start a new conversation (the current one stays saved)",
     "/record NAME": "write this conversation as scenario NAME (and its cassettes) when it ends",
     "/history": "show the whole conversation, including compacted parts",
+    "/sessions": "list saved sessions",
+    "/resume NAME": "continue a saved session (Tab completes names; this one stays saved)",
+    "/export [FILE]": "write this conversation as markdown (FILE.json: JSON) to FILE",
     "/exit": "leave (also: exit, quit, Ctrl-D)",
 }
 _KEYS = (
     "Keys: Enter sends · Esc then Enter, or a trailing \\, starts a new line · "
-    "Tab completes commands · while the agent works, type and press Enter to queue a "
-    "message for it; Ctrl-C or Esc cancels the turn · Ctrl-C at the prompt clears the line · "
-    "Ctrl-D on an empty line leaves · pasted text stays one message"
+    "Tab completes commands · while the agent works, type (the prompt's editing keys work) "
+    "and press Enter to queue a message for it; Ctrl-C or Esc cancels the turn · Esc or "
+    "Ctrl-D at Run it? [y/N] says no · Ctrl-C at the prompt clears the line · "
+    "Up recalls earlier lines, queued ones too · Ctrl-D on an empty line leaves · "
+    "pasted text stays one message"
 )
+_ACTIONS: dict[str, Literal["compact", "model", "sessions", "export"]] = {
+    "/compact": "compact",
+    "/model": "model",
+    "/sessions": "sessions",
+    "/export": "export",
+}
+"""Commands that are work for the REPL alone, with their argument."""
 _LIST_CALLS = 20
 """`/show` without N lists this many of the latest calls."""
 
@@ -73,7 +87,7 @@ class SlashState:
 class SlashAction:
     """Work a slash command asks the REPL to do."""
 
-    kind: Literal["retry", "compact", "model", "record"]
+    kind: Literal["retry", "compact", "model", "record", "sessions", "resume", "export"]
     argument: str = ""
 
 
@@ -105,18 +119,12 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
             if last is None:
                 return SlashResult(_note("Nothing to retry yet.")), state
             return SlashResult(action=SlashAction("retry", last)), state
-        case "/compact":
-            return SlashResult(action=SlashAction("compact")), state
-        case "/model":
-            if not argument:
-                return SlashResult(_note(f"Routing hint: {state.routing_hint}")), state
-            return (
-                SlashResult(
-                    _note(f"The next turns use the routing hint {argument!r}."),
-                    action=SlashAction("model", argument),
-                ),
-                replace(state, routing_hint=argument),
-            )
+        case "/compact" | "/model" | "/sessions" | "/export":
+            return SlashResult(action=SlashAction(_ACTIONS[word], argument)), state
+        case "/resume":
+            return SlashResult(
+                action=SlashAction("resume" if argument else "sessions", argument)
+            ), state
         case "/record":
             if not argument:
                 return SlashResult(

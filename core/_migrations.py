@@ -115,11 +115,49 @@ def _payload_part(part: dict[str, Any]) -> dict[str, Any]:
     return {"text": part.get("text", ""), "origin": part.get("origin", ""), "payload": payload}
 
 
+def m005_rewind_entries(db: sqlite3.Connection) -> None:
+    """A third kind of entry: `rewind`, `/retry` taking the last exchange back (issue 20).
+
+    Its body is `{"from_seq": N}`: the entries from `seq` N up to the rewind
+    are no longer part of the conversation (their usage still counts: it was
+    spent). SQLite cannot widen a CHECK constraint in place, so the table is
+    rebuilt with its rows, in this migration's transaction.
+    """
+    db.execute(
+        """
+        CREATE TABLE entries_new (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('message', 'compaction', 'rewind')),
+            role TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            usage TEXT,
+            PRIMARY KEY (session_id, seq)
+        )
+        """
+    )
+    db.execute(
+        "INSERT INTO entries_new (session_id, seq, kind, role, body, created_at, usage)"
+        " SELECT session_id, seq, kind, role, body, created_at, usage FROM entries"
+    )
+    db.execute("DROP TABLE entries")
+    db.execute("ALTER TABLE entries_new RENAME TO entries")
+    db.execute("CREATE INDEX entries_by_kind ON entries (session_id, kind, seq)")
+
+
+def m006_demo_sessions(db: sqlite3.Connection) -> None:
+    """Sessions started by `nav agent --demo` say so: they resume only with `--demo`."""
+    db.execute("ALTER TABLE sessions ADD COLUMN demo INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_sessions,
     m002_entries,
     m003_entry_usage,
     m004_thinking_payload,
+    m005_rewind_entries,
+    m006_demo_sessions,
 )
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
 from navagent.core.agent_events import (
@@ -84,6 +85,7 @@ __all__ = [
     "Agent",
     "AgentBusyError",
     "ConversationRecorder",
+    "NothingToUndoError",
     "Steering",
     "call_batches",
 ]
@@ -145,6 +147,13 @@ class ConversationRecorder(Protocol):
         """Persist that the history is now `summary_message(summary)` + `kept`."""
         ...
 
+    def record_rewind(self, messages: int) -> None:
+        """Persist that the last `messages` messages recorded are taken back (`/retry`).
+
+        Whatever was recorded after the first of them (a compaction) goes with them.
+        """
+        ...
+
 
 def _session_id(recorder: ConversationRecorder | None) -> str:
     """The recorder's `session_id` attribute when it has one (the session store's do)."""
@@ -154,6 +163,18 @@ def _session_id(recorder: ConversationRecorder | None) -> str:
 
 class AgentBusyError(NavAgentError, RuntimeError):
     """`run_turn` or `compact` was called while a turn was still running."""
+
+
+class NothingToUndoError(NavAgentError, LookupError):
+    """`undo_last_turn` found no turn to take back."""
+
+
+@dataclass(frozen=True)
+class _TurnStart:
+    """How to take the last turn back: the history before it and its message."""
+
+    before: tuple[Message, ...]
+    text: str
 
 
 def _ignore(_event: AgentEvent) -> None:
@@ -216,6 +237,9 @@ class Agent:
         self._compaction = compaction
         self._barrier_tools = barrier_tools
         self._busy = False
+        self._last_turn: _TurnStart | None = None
+        self._recorded_in_turn = 0
+        """Messages recorded since the last turn started (what a rewind takes back)."""
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -266,6 +290,8 @@ class Agent:
             AgentBusyError: another turn is still running.
         """
         with self._exclusive():
+            self._last_turn = _TurnStart(before=tuple(self._history), text=user_text)
+            self._recorded_in_turn = 0
             self._append(UserMessage(content=user_text))  # a lazy session exists after this
             self._emit(TurnStarted(text=user_text, session_id=self.session_id))
             iterations = 0
@@ -305,6 +331,39 @@ class Agent:
                     )
                 )
                 raise
+
+    def undo_last_turn(self) -> str:
+        """Take the last turn back, for `/retry`; returns the message that started it.
+
+        The history returns to what it was before that message (a compaction
+        done since is undone too), and the recorder is told, so the saved
+        session ends up as if the turn never ran. For a resumed conversation
+        with no turn run yet, the last turn starts at the last user message.
+
+        Raises:
+            NothingToUndoError: nothing was said yet, or the last message was
+                compacted into a summary.
+            AgentBusyError: a turn is running.
+        """
+        with self._exclusive():
+            turn, recorded = self._last_turn, self._recorded_in_turn
+            if turn is None:
+                turn, recorded = self._last_user_turn()
+            self._last_turn, self._recorded_in_turn = None, 0
+            self._history = list(turn.before)
+            if self._recorder is not None and recorded:
+                self._persist(lambda recorder: recorder.record_rewind(recorded))
+            return turn.text
+
+    def _last_user_turn(self) -> tuple[_TurnStart, int]:
+        for index in range(len(self._history) - 1, -1, -1):
+            message = self._history[index]
+            if isinstance(message, UserMessage):
+                before = tuple(self._history[:index])
+                return _TurnStart(before=before, text=message.content), len(self._history) - index
+        raise NothingToUndoError(
+            "there is no message to take back (nothing was said yet, or it was compacted)"
+        )
 
     async def compact(self) -> bool:
         """Compact older turns now, whatever the size; True when it happened.
@@ -478,6 +537,7 @@ class Agent:
         self._record(message, usage=usage)
 
     def _record(self, message: Message, *, usage: Usage | None = None) -> None:
+        self._recorded_in_turn += 1
         if self._recorder is not None:
             self._persist(lambda recorder: recorder.record_message(message, usage))
 

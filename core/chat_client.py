@@ -6,6 +6,9 @@ one, talking to the gateway over `grpc.aio`. Whatever goes wrong on the wire,
 `StreamError` with one clear sentence and a stable `ErrorCode`, and exactly one
 terminal event is always the last thing yielded. The agent can then treat every
 completion the same way, and the REPL prints one line instead of a traceback.
+
+`routing_hints()` asks the gateway which routing hints it serves (the
+`ListRoutingHints` extension), so `/model` can refuse an unknown one at once.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from navagent.core.messages import ChatRequest
 __all__ = [
     "DEFAULT_FIRST_EVENT_TIMEOUT_S",
     "DEFAULT_IDLE_TIMEOUT_S",
+    "LIST_HINTS_TIMEOUT_S",
     "ChatClient",
     "GatewayConfigError",
     "GatewayUnreachableError",
     "GrpcChatClient",
+    "RoutingHintsUnavailableError",
     "TlsConfig",
     "error_from_status",
     "open_stream",
@@ -48,6 +53,8 @@ provider's time to first token (long for big prompts), and room for the
 gateway to retry once within its own 60 s first-token limit."""
 DEFAULT_IDLE_TIMEOUT_S = 60.0
 """How long the stream may stay silent between two events."""
+LIST_HINTS_TIMEOUT_S = 5.0
+"""How long `routing_hints()` waits: the gateway answers from memory."""
 
 
 class ChatClient(Protocol):
@@ -88,6 +95,18 @@ class GatewayConfigError(NavAgentError, ValueError):
 
 class GatewayUnreachableError(NavAgentError):
     """`wait_ready` gave up: no connection to the gateway within the timeout."""
+
+
+class RoutingHintsUnavailableError(NavAgentError):
+    """The gateway did not list its routing hints; the message says why, in one sentence.
+
+    `unsupported` is True when the gateway has no `ListRoutingHints` (an older
+    gateway, or another implementation of the contract).
+    """
+
+    def __init__(self, message: str, *, unsupported: bool = False) -> None:
+        super().__init__(message)
+        self.unsupported = unsupported
 
 
 @dataclass(frozen=True)
@@ -223,6 +242,32 @@ class GrpcChatClient:
             raise GatewayUnreachableError(
                 f"cannot reach the gateway at {self._target} (no connection within {timeout:g} s)"
             ) from None
+
+    async def routing_hints(self) -> tuple[str, ...]:
+        """The routing hints the gateway serves this client, sorted (one cheap call).
+
+        Raises:
+            RoutingHintsUnavailableError: the gateway cannot list them
+                (`unsupported`), or the call failed; the message says which.
+        """
+        stub = chat_pb2_grpc.ChatStub(self._get_channel())
+        try:
+            response = await stub.ListRoutingHints(
+                pb.ListRoutingHintsRequest(),
+                metadata=self._metadata,
+                timeout=LIST_HINTS_TIMEOUT_S,
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is grpc.StatusCode.UNIMPLEMENTED:
+                raise RoutingHintsUnavailableError(
+                    f"the gateway at {self._target} cannot list its routing hints",
+                    unsupported=True,
+                ) from None
+            failed = self._redacted(
+                error_from_status(exc.code(), exc.details(), target=self._target)
+            )
+            raise RoutingHintsUnavailableError(failed.error.message) from None
+        return tuple(response.routing_hints)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Stream one completion; see `ChatClient.stream` for the guarantees."""

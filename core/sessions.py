@@ -7,6 +7,10 @@ tool result as it ends), one short transaction each, into an append-only
 turns it kept, so a resumed session continues from the compacted context while
 the full log stays available for display.
 
+`/retry` takes the last exchange back with a `rewind` entry naming the first
+entry it takes back; loading skips what a rewind took back, while the usage of
+every completion, taken back or not, still counts (it was spent).
+
 Because a process can die between any two writes, loading never trusts the
 log to be complete: `load_history` runs `repair_history`, which answers tool
 calls that never got a result and restores call order, so the resumed history
@@ -82,6 +86,8 @@ class SessionInfo(FrozenModel):
     """Optional, unique; what `--session NAME` looks for."""
     cluster: str = ""
     """The cluster the agent operated on."""
+    demo: bool = False
+    """Started by `nav agent --demo` (simulated model and cluster): resumes only with `--demo`."""
     created_at: datetime
     updated_at: datetime
     """Time of the last recorded entry: the session's last activity."""
@@ -167,8 +173,10 @@ class SessionStore:
 
     # --- sessions -----------------------------------------------------------
 
-    def create(self, *, name: str | None = None, cluster: str = "") -> SessionInfo:
-        """Start a new, empty session.
+    def create(
+        self, *, name: str | None = None, cluster: str = "", demo: bool = False
+    ) -> SessionInfo:
+        """Start a new, empty session (`demo`: by `nav agent --demo`).
 
         Raises:
             InvalidSessionNameError: `name` is malformed or already used.
@@ -179,9 +187,9 @@ class SessionStore:
         session_id = uuid.uuid4().hex
         try:
             self._db.execute(
-                "INSERT INTO sessions (id, name, cluster, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (session_id, name, cluster, now, now),
+                "INSERT INTO sessions (id, name, cluster, demo, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, name, cluster, int(demo), now, now),
             )
         except sqlite3.IntegrityError:
             raise InvalidSessionNameError(f"a session named {name!r} already exists") from None
@@ -232,34 +240,45 @@ class SessionStore:
             raise SessionNotFoundError(f"no saved session is named or has the id {name_or_id!r}")
         return self._info(row[0])
 
-    def open_last(self, *, cluster: str | None = None) -> SessionInfo:
+    def open_last(self, *, cluster: str | None = None, demo: bool | None = None) -> SessionInfo:
         """The session with the most recent activity (for `--continue`).
 
+        Args:
+            cluster: Only sessions recorded on this cluster.
+            demo: Only `--demo` sessions (True) or only the others (False).
+
         Raises:
-            SessionNotFoundError: there is no session (for `cluster`, if given).
+            SessionNotFoundError: there is no such session.
         """
-        query = "SELECT id FROM sessions"
-        params: tuple[str, ...] = ()
+        conditions: list[str] = []
+        params: list[str | int] = []
         if cluster is not None:
-            query, params = query + " WHERE cluster = ?", (cluster,)
+            conditions.append("cluster = ?")
+            params.append(cluster)
+        if demo is not None:
+            conditions.append("demo = ?")
+            params.append(int(demo))
+        where_sql = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         row = self._db.execute(
-            query + " ORDER BY updated_at DESC, rowid DESC LIMIT 1", params
+            f"SELECT id FROM sessions{where_sql} ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+            params,
         ).fetchone()
         if row is None:
             where = f" for cluster {cluster!r}" if cluster is not None else ""
-            raise SessionNotFoundError(f"there is no saved session{where} to continue")
+            among = " among the --demo sessions" if demo else ""
+            raise SessionNotFoundError(f"there is no saved session{where}{among} to continue")
         return self._info(row[0])
 
     def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:
         """Sessions, most recently active first, with counts and a preview."""
         rows = self._db.execute(
             f"""
-            SELECT s.id, s.name, s.cluster, s.created_at, s.updated_at,
+            SELECT s.id, s.name, s.cluster, s.demo, s.created_at, s.updated_at,
                 (SELECT COUNT(*) FROM entries e
-                    WHERE e.session_id = s.id AND e.kind = 'message'),
+                    WHERE e.session_id = s.id AND e.kind = 'message' AND {_NOT_REWOUND}),
                 (SELECT e.body FROM entries e
                     WHERE e.session_id = s.id AND e.kind = 'message' AND e.role = 'user'
-                    ORDER BY e.seq LIMIT 1),
+                    AND {_NOT_REWOUND} ORDER BY e.seq LIMIT 1),
                 {_USAGE_SUMS}
             FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?
             """,
@@ -267,10 +286,10 @@ class SessionStore:
         ).fetchall()
         return [
             SessionSummary(
-                **self._info_fields(row[:5]),
-                message_count=row[5],
-                preview=_preview(row[6]),
-                usage=Usage(**dict(zip(_USAGE_FIELDS, row[7:], strict=True))),
+                **self._info_fields(row[:6]),
+                message_count=row[6],
+                preview=_preview(row[7]),
+                usage=Usage(**dict(zip(_USAGE_FIELDS, row[8:], strict=True))),
             )
             for row in rows
         ]
@@ -312,7 +331,7 @@ class SessionStore:
         return repair_history(history)
 
     def full_log(self, session_id: str) -> tuple[Message, ...]:
-        """Every message ever recorded, compaction ignored (for `/history`)."""
+        """Every message recorded and not taken back, compaction ignored (for `/history`)."""
         return repair_history(
             [
                 _message_from_body(body, session_id=session_id, seq=seq)
@@ -321,10 +340,18 @@ class SessionStore:
             ]
         )
 
+    def _rewind(self, session_id: str, messages: int) -> None:
+        """Take back the last `messages` messages and every entry after the first of them."""
+        seqs = [seq for seq, kind, _body in self._entries(session_id) if kind == "message"]
+        if messages <= 0 or not seqs:
+            return
+        first = seqs[-min(messages, len(seqs))]
+        self._append(session_id, "rewind", "", json.dumps({"from_seq": first}))
+
     def _append(
         self,
         session_id: str,
-        kind: Literal["message", "compaction"],
+        kind: Literal["message", "compaction", "rewind"],
         role: str,
         body: str,
         usage: str | None = None,
@@ -345,14 +372,23 @@ class SessionStore:
         self._db.execute("COMMIT")
 
     def _entries(self, session_id: str) -> list[tuple[int, str, str]]:
+        """The session's message and compaction entries in order, those taken back left out."""
         self._info(session_id)
-        return self._db.execute(
+        rows: list[tuple[int, str, str]] = self._db.execute(
             "SELECT seq, kind, body FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
         ).fetchall()
+        kept: list[tuple[int, str, str]] = []
+        for seq, kind, body in rows:
+            if kind == "rewind":
+                start = _rewind_start(body, session_id=session_id, seq=seq)
+                kept = [entry for entry in kept if entry[0] < start]
+            else:
+                kept.append((seq, kind, body))
+        return kept
 
     def _info(self, session_id: str) -> SessionInfo:
         row = self._db.execute(
-            "SELECT id, name, cluster, created_at, updated_at FROM sessions WHERE id = ?",
+            "SELECT id, name, cluster, demo, created_at, updated_at FROM sessions WHERE id = ?",
             (session_id,),
         ).fetchone()
         if row is None:
@@ -365,8 +401,9 @@ class SessionStore:
             "id": row[0],
             "name": row[1],
             "cluster": row[2],
-            "created_at": datetime.strptime(row[3], _TIME_FORMAT).replace(tzinfo=UTC),
-            "updated_at": datetime.strptime(row[4], _TIME_FORMAT).replace(tzinfo=UTC),
+            "demo": bool(row[3]),
+            "created_at": datetime.strptime(row[4], _TIME_FORMAT).replace(tzinfo=UTC),
+            "updated_at": datetime.strptime(row[5], _TIME_FORMAT).replace(tzinfo=UTC),
         }
 
     def _now(self) -> str:
@@ -401,6 +438,10 @@ class SessionRecorder:
         )
         self._store._append(self.session_id, "compaction", "", body)
 
+    def record_rewind(self, messages: int) -> None:
+        """Record that the last `messages` messages are taken back (`/retry`)."""
+        self._store._rewind(self.session_id, messages)
+
 
 _USAGE_FIELDS = tuple(Usage.model_fields)
 _USAGE_SUMS = ", ".join(
@@ -409,6 +450,11 @@ _USAGE_SUMS = ", ".join(
     for field in _USAGE_FIELDS
 )
 """SQL columns: each `Usage` field summed over a session's entries (`s` is the session)."""
+_NOT_REWOUND = (
+    "NOT EXISTS (SELECT 1 FROM entries r WHERE r.session_id = e.session_id"
+    " AND r.kind = 'rewind' AND r.seq > e.seq AND e.seq >= json_extract(r.body, '$.from_seq'))"
+)
+"""SQL condition: entry `e` was not taken back by a later rewind entry."""
 
 
 def _check_name(name: str) -> None:
@@ -433,6 +479,16 @@ def _compaction_from_body(body: str, *, session_id: str, seq: int) -> tuple[Mess
         return (summary_message(str(data["summary"])), *kept)
     except (ValueError, KeyError, TypeError) as exc:
         raise _unreadable(session_id, seq, exc) from None
+
+
+def _rewind_start(body: str, *, session_id: str, seq: int) -> int:
+    try:
+        start = json.loads(body)["from_seq"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _unreadable(session_id, seq, exc) from None
+    if not isinstance(start, int):
+        raise _unreadable(session_id, seq, TypeError("from_seq is not a number"))
+    return start
 
 
 def _unreadable(session_id: str, seq: int, exc: Exception) -> SessionError:

@@ -385,22 +385,30 @@ def _bearer(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
 
 
 def _with_caller(handler: _Handler, caller: Caller) -> _Handler:
-    """`handler` run with `caller` as the current caller (unary-stream calls: Chat)."""
-    if handler.unary_stream is None:
-        return handler
-    # Our Chat handler is a coroutine that writes (see service.py); the stubs
-    # type every behaviour as synchronous.
-    inner = cast(Callable[..., Awaitable[Any]], handler.unary_stream)
+    """`handler` run with `caller` as the current caller (Chat's unary calls)."""
+    serde = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    # Our Chat handlers are coroutines (ChatStream writes, see service.py);
+    # the stubs type every behaviour as synchronous.
+    if handler.unary_stream is not None:
+        inner = cast(Callable[..., Awaitable[Any]], handler.unary_stream)
+        return grpc.unary_stream_rpc_method_handler(_acting_as(caller, inner), **serde)
+    if handler.unary_unary is not None:
+        inner = cast(Callable[..., Awaitable[Any]], handler.unary_unary)
+        return grpc.unary_unary_rpc_method_handler(_acting_as(caller, inner), **serde)
+    return handler
 
+
+def _acting_as(
+    caller: Caller, inner: Callable[..., Awaitable[Any]]
+) -> Callable[..., Awaitable[Any]]:
     async def behavior(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         with acting_as(caller):
             return await inner(request, context)
 
-    return grpc.unary_stream_rpc_method_handler(
-        behavior,
-        request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer,
-    )
+    return behavior
 
 
 def _rejecting(handler: _Handler) -> _Handler:

@@ -180,6 +180,16 @@ class RouteTable:
             if route.enabled and route.routing_hint == hint and route.chat_protocol is not None
         ]
 
+    def chat_hints(self) -> list[str]:
+        """The routing hints `candidates` serves (an enabled chat route each), sorted."""
+        return sorted(
+            {
+                route.routing_hint
+                for route in self.routes
+                if route.enabled and route.chat_protocol is not None
+            }
+        )
+
     def no_route_message(self, routing_hint: str) -> str:
         """Explain to a client that no route serves `routing_hint`, and what would.
 

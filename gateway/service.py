@@ -1,5 +1,9 @@
 """The `navigator.chat.v1.Chat` servicer: protobuf in, dispatcher, protobuf out.
 
+`ListRoutingHints` (an extension RPC) answers which routing hints a
+`ChatStream` from the caller would be served for; the rest of this module is
+`ChatStream`.
+
 The handler is a coroutine that writes with `context.write` rather than an
 async generator, so every await of a stream (upstream reads and client writes)
 happens inside it. That is what lets a graceful shutdown cancel a stream and
@@ -47,6 +51,7 @@ from navagent.gateway.callers import (
     CallerRefusedError,
     admit_caller,
     caller_name,
+    current_caller,
 )
 from navagent.gateway.coalesce import split_long_deltas
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
@@ -261,6 +266,20 @@ class ChatService:
             if lease is not None:
                 lease.release()
             stream_log.emit()
+
+    async def list_routing_hints(
+        self,
+        _request: pb.ListRoutingHintsRequest,
+        _context: grpc.aio.ServicerContext[object, object],
+    ) -> pb.ListRoutingHintsResponse:
+        """Handle one `ListRoutingHints` call: the hints served, those the caller may use."""
+        caller = current_caller()
+        hints = [
+            hint
+            for hint in self._dispatcher.routes.chat_hints()
+            if caller is None or caller.may_use(hint)
+        ]
+        return pb.ListRoutingHintsResponse(routing_hints=hints)
 
     def _admit(
         self, request: pb.ChatStreamRequest | _Unparseable, stream_log: _StreamLog
@@ -478,6 +497,11 @@ def chat_rpc_handler(service: ChatService) -> grpc.GenericRpcHandler:
                 service.chat_stream,
                 request_deserializer=_parse_request,
                 response_serializer=pb.ChatStreamEvent.SerializeToString,
-            )
+            ),
+            "ListRoutingHints": grpc.unary_unary_rpc_method_handler(
+                service.list_routing_hints,
+                request_deserializer=pb.ListRoutingHintsRequest.FromString,
+                response_serializer=pb.ListRoutingHintsResponse.SerializeToString,
+            ),
         },
     )

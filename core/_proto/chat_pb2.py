@@ -24,41 +24,45 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fnavagent/core/_proto/chat.proto\x12\x11navigator.chat.v1\"\xee\x01\n\x11\x43hatStreamRequest\x12\x30\n\x08messages\x18\x01 \x03(\x0b\x32\x1e.navigator.chat.v1.ChatMessage\x12&\n\x05tools\x18\x02 \x03(\x0b\x32\x17.navigator.chat.v1.Tool\x12\x14\n\x0crouting_hint\x18\x03 \x01(\t\x12\x17\n\nmax_tokens\x18\n \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0btemperature\x18\x0b \x01(\x01H\x01\x88\x01\x01\x12\x17\n\x0f\x65xtended_events\x18\x0c \x01(\x08\x42\r\n\x0b_max_tokensB\x0e\n\x0c_temperature\"\xb8\x01\n\x0b\x43hatMessage\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12/\n\ntool_calls\x18\x03 \x03(\x0b\x32\x1b.navigator.chat.v1.ToolCall\x12\x14\n\x0ctool_call_id\x18\x04 \x01(\t\x12\x32\n\x08thinking\x18\n \x03(\x0b\x32 .navigator.chat.v1.ThinkingBlock\x12\x0f\n\x07refusal\x18\x0b \x01(\t\"\xb3\x01\n\rThinkingBlock\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0e\n\x06origin\x18\x07 \x01(\t\x12\x0f\n\x07payload\x18\t \x01(\tJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x05\x10\x06J\x04\x08\x06\x10\x07J\x04\x08\x08\x10\tR\tsignatureR\rredacted_dataR\x07item_idR\x11\x65ncrypted_contentR\x07summaryR\x10\x61\x66ter_tool_calls\"D\n\x04Tool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\"7\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\"\x99\x03\n\x0f\x43hatStreamEvent\x12\x38\n\rcontent_delta\x18\x01 \x01(\x0b\x32\x1f.navigator.chat.v1.ContentDeltaH\x00\x12\x31\n\x07message\x18\x02 \x01(\x0b\x32\x1e.navigator.chat.v1.ChatMessageH\x00\x12-\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x1c.navigator.chat.v1.ChatErrorH\x00\x12:\n\x0ethinking_delta\x18\n \x01(\x0b\x32 .navigator.chat.v1.ThinkingDeltaH\x00\x12;\n\x0ftool_call_start\x18\x0b \x01(\x0b\x32 .navigator.chat.v1.ToolCallStartH\x00\x12.\n\x08turn_end\x18\x0c \x01(\x0b\x32\x1a.navigator.chat.v1.TurnEndH\x00\x12\x38\n\rrefusal_delta\x18\r \x01(\x0b\x32\x1f.navigator.chat.v1.RefusalDeltaH\x00\x42\x07\n\x05\x65vent\"\x1c\n\x0c\x43ontentDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"\x1d\n\rThinkingDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"\x1c\n\x0cRefusalDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"8\n\rToolCallStart\x12\r\n\x05index\x18\x01 \x01(\r\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"i\n\x07TurnEnd\x12\x15\n\rfinish_reason\x18\x01 \x01(\t\x12\x1e\n\x16provider_finish_reason\x18\x02 \x01(\t\x12\'\n\x05usage\x18\x03 \x01(\x0b\x32\x18.navigator.chat.v1.Usage\"\x85\x01\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x04\x12\x15\n\routput_tokens\x18\x02 \x01(\x04\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x04\x12\x1a\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x04\x12\x18\n\x10reasoning_tokens\x18\x05 \x01(\x04\"p\n\tChatError\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x13\n\x0bstatus_code\x18\x02 \x01(\r\x12*\n\x04\x63ode\x18\n \x01(\x0e\x32\x1c.navigator.chat.v1.ErrorCode\x12\x11\n\tretryable\x18\x0b \x01(\x08*\x84\x02\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45RROR_CODE_RATE_LIMITED\x10\x01\x12\x19\n\x15\x45RROR_CODE_OVERLOADED\x10\x02\x12\x13\n\x0f\x45RROR_CODE_AUTH\x10\x03\x12\x1e\n\x1a\x45RROR_CODE_INVALID_REQUEST\x10\x04\x12#\n\x1f\x45RROR_CODE_UPSTREAM_UNAVAILABLE\x10\x05\x12\x16\n\x12\x45RROR_CODE_TIMEOUT\x10\x06\x12\x18\n\x14\x45RROR_CODE_CANCELLED\x10\x07\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x08\x32`\n\x04\x43hat\x12X\n\nChatStream\x12$.navigator.chat.v1.ChatStreamRequest\x1a\".navigator.chat.v1.ChatStreamEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fnavagent/core/_proto/chat.proto\x12\x11navigator.chat.v1\"\x19\n\x17ListRoutingHintsRequest\"1\n\x18ListRoutingHintsResponse\x12\x15\n\rrouting_hints\x18\x01 \x03(\t\"\xee\x01\n\x11\x43hatStreamRequest\x12\x30\n\x08messages\x18\x01 \x03(\x0b\x32\x1e.navigator.chat.v1.ChatMessage\x12&\n\x05tools\x18\x02 \x03(\x0b\x32\x17.navigator.chat.v1.Tool\x12\x14\n\x0crouting_hint\x18\x03 \x01(\t\x12\x17\n\nmax_tokens\x18\n \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0btemperature\x18\x0b \x01(\x01H\x01\x88\x01\x01\x12\x17\n\x0f\x65xtended_events\x18\x0c \x01(\x08\x42\r\n\x0b_max_tokensB\x0e\n\x0c_temperature\"\xb8\x01\n\x0b\x43hatMessage\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12/\n\ntool_calls\x18\x03 \x03(\x0b\x32\x1b.navigator.chat.v1.ToolCall\x12\x14\n\x0ctool_call_id\x18\x04 \x01(\t\x12\x32\n\x08thinking\x18\n \x03(\x0b\x32 .navigator.chat.v1.ThinkingBlock\x12\x0f\n\x07refusal\x18\x0b \x01(\t\"\xb3\x01\n\rThinkingBlock\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0e\n\x06origin\x18\x07 \x01(\t\x12\x0f\n\x07payload\x18\t \x01(\tJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x05\x10\x06J\x04\x08\x06\x10\x07J\x04\x08\x08\x10\tR\tsignatureR\rredacted_dataR\x07item_idR\x11\x65ncrypted_contentR\x07summaryR\x10\x61\x66ter_tool_calls\"D\n\x04Tool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\"7\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\"\x99\x03\n\x0f\x43hatStreamEvent\x12\x38\n\rcontent_delta\x18\x01 \x01(\x0b\x32\x1f.navigator.chat.v1.ContentDeltaH\x00\x12\x31\n\x07message\x18\x02 \x01(\x0b\x32\x1e.navigator.chat.v1.ChatMessageH\x00\x12-\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x1c.navigator.chat.v1.ChatErrorH\x00\x12:\n\x0ethinking_delta\x18\n \x01(\x0b\x32 .navigator.chat.v1.ThinkingDeltaH\x00\x12;\n\x0ftool_call_start\x18\x0b \x01(\x0b\x32 .navigator.chat.v1.ToolCallStartH\x00\x12.\n\x08turn_end\x18\x0c \x01(\x0b\x32\x1a.navigator.chat.v1.TurnEndH\x00\x12\x38\n\rrefusal_delta\x18\r \x01(\x0b\x32\x1f.navigator.chat.v1.RefusalDeltaH\x00\x42\x07\n\x05\x65vent\"\x1c\n\x0c\x43ontentDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"\x1d\n\rThinkingDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"\x1c\n\x0cRefusalDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"8\n\rToolCallStart\x12\r\n\x05index\x18\x01 \x01(\r\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"i\n\x07TurnEnd\x12\x15\n\rfinish_reason\x18\x01 \x01(\t\x12\x1e\n\x16provider_finish_reason\x18\x02 \x01(\t\x12\'\n\x05usage\x18\x03 \x01(\x0b\x32\x18.navigator.chat.v1.Usage\"\x85\x01\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x04\x12\x15\n\routput_tokens\x18\x02 \x01(\x04\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x04\x12\x1a\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x04\x12\x18\n\x10reasoning_tokens\x18\x05 \x01(\x04\"p\n\tChatError\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x13\n\x0bstatus_code\x18\x02 \x01(\r\x12*\n\x04\x63ode\x18\n \x01(\x0e\x32\x1c.navigator.chat.v1.ErrorCode\x12\x11\n\tretryable\x18\x0b \x01(\x08*\x84\x02\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45RROR_CODE_RATE_LIMITED\x10\x01\x12\x19\n\x15\x45RROR_CODE_OVERLOADED\x10\x02\x12\x13\n\x0f\x45RROR_CODE_AUTH\x10\x03\x12\x1e\n\x1a\x45RROR_CODE_INVALID_REQUEST\x10\x04\x12#\n\x1f\x45RROR_CODE_UPSTREAM_UNAVAILABLE\x10\x05\x12\x16\n\x12\x45RROR_CODE_TIMEOUT\x10\x06\x12\x18\n\x14\x45RROR_CODE_CANCELLED\x10\x07\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x08\x32\xcd\x01\n\x04\x43hat\x12X\n\nChatStream\x12$.navigator.chat.v1.ChatStreamRequest\x1a\".navigator.chat.v1.ChatStreamEvent0\x01\x12k\n\x10ListRoutingHints\x12*.navigator.chat.v1.ListRoutingHintsRequest\x1a+.navigator.chat.v1.ListRoutingHintsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'navagent.core._proto.chat_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORCODE']._serialized_start=1710
-  _globals['_ERRORCODE']._serialized_end=1970
-  _globals['_CHATSTREAMREQUEST']._serialized_start=55
-  _globals['_CHATSTREAMREQUEST']._serialized_end=293
-  _globals['_CHATMESSAGE']._serialized_start=296
-  _globals['_CHATMESSAGE']._serialized_end=480
-  _globals['_THINKINGBLOCK']._serialized_start=483
-  _globals['_THINKINGBLOCK']._serialized_end=662
-  _globals['_TOOL']._serialized_start=664
-  _globals['_TOOL']._serialized_end=732
-  _globals['_TOOLCALL']._serialized_start=734
-  _globals['_TOOLCALL']._serialized_end=789
-  _globals['_CHATSTREAMEVENT']._serialized_start=792
-  _globals['_CHATSTREAMEVENT']._serialized_end=1201
-  _globals['_CONTENTDELTA']._serialized_start=1203
-  _globals['_CONTENTDELTA']._serialized_end=1231
-  _globals['_THINKINGDELTA']._serialized_start=1233
-  _globals['_THINKINGDELTA']._serialized_end=1262
-  _globals['_REFUSALDELTA']._serialized_start=1264
-  _globals['_REFUSALDELTA']._serialized_end=1292
-  _globals['_TOOLCALLSTART']._serialized_start=1294
-  _globals['_TOOLCALLSTART']._serialized_end=1350
-  _globals['_TURNEND']._serialized_start=1352
-  _globals['_TURNEND']._serialized_end=1457
-  _globals['_USAGE']._serialized_start=1460
-  _globals['_USAGE']._serialized_end=1593
-  _globals['_CHATERROR']._serialized_start=1595
-  _globals['_CHATERROR']._serialized_end=1707
-  _globals['_CHAT']._serialized_start=1972
-  _globals['_CHAT']._serialized_end=2068
+  _globals['_ERRORCODE']._serialized_start=1788
+  _globals['_ERRORCODE']._serialized_end=2048
+  _globals['_LISTROUTINGHINTSREQUEST']._serialized_start=54
+  _globals['_LISTROUTINGHINTSREQUEST']._serialized_end=79
+  _globals['_LISTROUTINGHINTSRESPONSE']._serialized_start=81
+  _globals['_LISTROUTINGHINTSRESPONSE']._serialized_end=130
+  _globals['_CHATSTREAMREQUEST']._serialized_start=133
+  _globals['_CHATSTREAMREQUEST']._serialized_end=371
+  _globals['_CHATMESSAGE']._serialized_start=374
+  _globals['_CHATMESSAGE']._serialized_end=558
+  _globals['_THINKINGBLOCK']._serialized_start=561
+  _globals['_THINKINGBLOCK']._serialized_end=740
+  _globals['_TOOL']._serialized_start=742
+  _globals['_TOOL']._serialized_end=810
+  _globals['_TOOLCALL']._serialized_start=812
+  _globals['_TOOLCALL']._serialized_end=867
+  _globals['_CHATSTREAMEVENT']._serialized_start=870
+  _globals['_CHATSTREAMEVENT']._serialized_end=1279
+  _globals['_CONTENTDELTA']._serialized_start=1281
+  _globals['_CONTENTDELTA']._serialized_end=1309
+  _globals['_THINKINGDELTA']._serialized_start=1311
+  _globals['_THINKINGDELTA']._serialized_end=1340
+  _globals['_REFUSALDELTA']._serialized_start=1342
+  _globals['_REFUSALDELTA']._serialized_end=1370
+  _globals['_TOOLCALLSTART']._serialized_start=1372
+  _globals['_TOOLCALLSTART']._serialized_end=1428
+  _globals['_TURNEND']._serialized_start=1430
+  _globals['_TURNEND']._serialized_end=1535
+  _globals['_USAGE']._serialized_start=1538
+  _globals['_USAGE']._serialized_end=1671
+  _globals['_CHATERROR']._serialized_start=1673
+  _globals['_CHATERROR']._serialized_end=1785
+  _globals['_CHAT']._serialized_start=2051
+  _globals['_CHAT']._serialized_end=2256
 # @@protoc_insertion_point(module_scope)

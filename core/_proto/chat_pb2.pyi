@@ -57,6 +57,49 @@ ERROR_CODE_INTERNAL: ErrorCode.ValueType  # 8
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 @_typing.final
+class ListRoutingHintsRequest(_message.Message):
+    """Extension (ListRoutingHints)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRoutingHintsRequest: _TypeAlias = ListRoutingHintsRequest  # noqa: Y015
+
+@_typing.final
+class ListRoutingHintsResponse(_message.Message):
+    """Extension (ListRoutingHints)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUTING_HINTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def routing_hints(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Hints with at least one enabled route that speaks a chat protocol, that
+        the caller may use; sorted.
+        """
+
+    def __init__(
+        self,
+        *,
+        routing_hints: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["routing_hints", b"routing_hints"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRoutingHintsResponse: _TypeAlias = ListRoutingHintsResponse  # noqa: Y015
+
+@_typing.final
 class ChatStreamRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -39,6 +39,11 @@ class ChatStub:
                 request_serializer=navagent_dot_core_dot___proto_dot_chat__pb2.ChatStreamRequest.SerializeToString,
                 response_deserializer=navagent_dot_core_dot___proto_dot_chat__pb2.ChatStreamEvent.FromString,
                 _registered_method=True)
+        self.ListRoutingHints = channel.unary_unary(
+                '/navigator.chat.v1.Chat/ListRoutingHints',
+                request_serializer=navagent_dot_core_dot___proto_dot_chat__pb2.ListRoutingHintsRequest.SerializeToString,
+                response_deserializer=navagent_dot_core_dot___proto_dot_chat__pb2.ListRoutingHintsResponse.FromString,
+                _registered_method=True)
 
 
 class ChatServicer:
@@ -52,6 +57,15 @@ class ChatServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListRoutingHints(self, request, context):
+        """Extension: the routing hints this gateway serves the caller, so a client
+        can offer them and refuse an unknown one before sending anything. Old
+        gateways answer UNIMPLEMENTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ChatServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -59,6 +73,11 @@ def add_ChatServicer_to_server(servicer, server):
                     servicer.ChatStream,
                     request_deserializer=navagent_dot_core_dot___proto_dot_chat__pb2.ChatStreamRequest.FromString,
                     response_serializer=navagent_dot_core_dot___proto_dot_chat__pb2.ChatStreamEvent.SerializeToString,
+            ),
+            'ListRoutingHints': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRoutingHints,
+                    request_deserializer=navagent_dot_core_dot___proto_dot_chat__pb2.ListRoutingHintsRequest.FromString,
+                    response_serializer=navagent_dot_core_dot___proto_dot_chat__pb2.ListRoutingHintsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -88,6 +107,33 @@ class Chat:
             '/navigator.chat.v1.Chat/ChatStream',
             navagent_dot_core_dot___proto_dot_chat__pb2.ChatStreamRequest.SerializeToString,
             navagent_dot_core_dot___proto_dot_chat__pb2.ChatStreamEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRoutingHints(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/navigator.chat.v1.Chat/ListRoutingHints',
+            navagent_dot_core_dot___proto_dot_chat__pb2.ListRoutingHintsRequest.SerializeToString,
+            navagent_dot_core_dot___proto_dot_chat__pb2.ListRoutingHintsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -43,6 +43,11 @@ class ChatStub:
     """One streamed completion: zero or more deltas, then exactly one final
     `message` or one `error` as the last event.
     """
+    ListRoutingHints: _grpc.UnaryUnaryMultiCallable[_chat_pb2.ListRoutingHintsRequest, _chat_pb2.ListRoutingHintsResponse]
+    """Extension: the routing hints this gateway serves the caller, so a client
+    can offer them and refuse an unknown one before sending anything. Old
+    gateways answer UNIMPLEMENTED.
+    """
 
 @_typing.type_check_only
 class ChatAsyncStub(ChatStub):
@@ -50,6 +55,11 @@ class ChatAsyncStub(ChatStub):
     ChatStream: _aio.UnaryStreamMultiCallable[_chat_pb2.ChatStreamRequest, _chat_pb2.ChatStreamEvent]  # type: ignore[assignment]
     """One streamed completion: zero or more deltas, then exactly one final
     `message` or one `error` as the last event.
+    """
+    ListRoutingHints: _aio.UnaryUnaryMultiCallable[_chat_pb2.ListRoutingHintsRequest, _chat_pb2.ListRoutingHintsResponse]  # type: ignore[assignment]
+    """Extension: the routing hints this gateway serves the caller, so a client
+    can offer them and refuse an unknown one before sending anything. Old
+    gateways answer UNIMPLEMENTED.
     """
 
 class ChatServicer(metaclass=_abc_1.ABCMeta):
@@ -61,6 +71,17 @@ class ChatServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_chat_pb2.ChatStreamEvent], _abc.AsyncIterator[_chat_pb2.ChatStreamEvent]]:
         """One streamed completion: zero or more deltas, then exactly one final
         `message` or one `error` as the last event.
+        """
+
+    @_abc_1.abstractmethod
+    def ListRoutingHints(
+        self,
+        request: _chat_pb2.ListRoutingHintsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_chat_pb2.ListRoutingHintsResponse, _abc.Awaitable[_chat_pb2.ListRoutingHintsResponse]]:
+        """Extension: the routing hints this gateway serves the caller, so a client
+        can offer them and refuse an unknown one before sending anything. Old
+        gateways answer UNIMPLEMENTED.
         """
 
 def add_ChatServicer_to_server(servicer: ChatServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -12,6 +12,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from rich.console import Console
 from navagent.cli.conversation import AgentSession
 from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import TerminalRenderer
-from navagent.cli.repl import PromptConfirm, run_repl
+from navagent.cli.repl import HintLister, PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
 from navagent.core.agent import Agent, ConversationRecorder
 from navagent.core.messages import Message
@@ -39,16 +40,28 @@ CTRL_C = "\x03"
 CTRL_D = "\x04"
 
 
-def capture_console(file: io.StringIO, *, terminal: bool = False) -> Console:
+def capture_console(file: io.StringIO, *, terminal: bool = False, width: int = 120) -> Console:
     """A console writing to `file`; `terminal=True` makes rich draw as on a TTY."""
     return Console(
         file=file,
         force_terminal=terminal,
         color_system="standard" if terminal else None,
-        width=120,
+        width=width,
         highlight=False,
         soft_wrap=True,
     )
+
+
+class RecordingRenderer(TerminalRenderer):
+    """The REPL's renderer, noting each line the type-ahead queued (tests wait on it)."""
+
+    def __init__(self, out: Console, err: Console) -> None:
+        super().__init__(out, err)
+        self.queued_lines: list[str] = []
+
+    def queued(self, line: str) -> None:
+        self.queued_lines.append(line)
+        super().queued(line)
 
 
 class ReplDriver:
@@ -64,12 +77,15 @@ class ReplDriver:
         session: SessionInfo | None = None,
         terminal: bool = False,
         assume_yes: bool = False,
+        routing_hints: HintLister | None = None,
+        width: int = 120,
     ) -> None:
         self.pipe = pipe
         self.transcript = io.StringIO()
         """stdout and stderr together, in the order they were written."""
-        console = capture_console(self.transcript, terminal=terminal)
-        self.renderer = TerminalRenderer(console, console)
+        console = capture_console(self.transcript, terminal=terminal, width=width)
+        self.routing_hints = routing_hints
+        self.renderer = RecordingRenderer(console, console)
         self.confirm = PromptConfirm(
             PromptSession(input=pipe, output=DummyOutput()), err=console, renderer=self.renderer
         )
@@ -103,6 +119,7 @@ class ReplDriver:
                 renderer=self.renderer,
                 slash_state=self.slash_state,
                 confirm=self.confirm,
+                routing_hints=self.routing_hints,
             )
         )
 
@@ -124,6 +141,16 @@ class ReplDriver:
                     )
                 await asyncio.sleep(0.01)
         return found + len(needle)
+
+    async def until(self, predicate: Callable[[], bool], *, timeout: float = 10.0) -> None:
+        """Wait until `predicate()` holds (the REPL runs meanwhile)."""
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.01)
+
+    async def at_prompt(self) -> None:
+        """Wait until the prompt reads the keys again (no turn's type-ahead has them)."""
+        await self.until(lambda: self.session.app.is_running)
 
     async def exit_code(self, *, timeout: float = 10.0) -> int:
         assert self.task is not None
@@ -162,3 +189,126 @@ def scrollback(raw: bytes, columns: int, rows: int) -> list[str]:
         "".join(line[x].data for x in range(columns)).rstrip() for line in screen.history.top
     ]
     return history + [line.rstrip() for line in screen.display]
+
+
+CPR_REQUEST = b"\x1b[6n"
+
+
+class PtyScreen:
+    """A program in a pseudo-terminal, its output replayed through pyte as it arrives.
+
+    `wait_for` reads what the program wrote until `text` is on the screen, so
+    a test acts when the screen shows what a person would wait for; `lines()`
+    is everything on screen and in the scrollback, as in `scrollback()`. Like
+    a real terminal (and unlike pyte alone) it answers cursor position
+    requests.
+    """
+
+    def __init__(
+        self,
+        program: str,
+        args: Sequence[str],
+        *,
+        env: dict[str, str],
+        columns: int,
+        rows: int = 40,
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> None:
+        import pexpect
+
+        self.columns = columns
+        self.timeout = timeout
+        self.raw = bytearray()
+        self.screen = pyte.HistoryScreen(columns, rows, history=10_000)
+        self.screen.set_mode(pyte.modes.LNM)
+        self._stream = pyte.ByteStream(self.screen)
+        self.child = pexpect.spawn(
+            program, list(args), env=env, cwd=cwd, dimensions=(rows, columns), timeout=timeout
+        )
+
+    def pump(self, wait: float = 0.02) -> bool:
+        """Feed what the program wrote so far to the screen; False once it has exited."""
+        import pexpect
+
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=wait)
+            except pexpect.TIMEOUT:
+                return True
+            except pexpect.EOF:
+                return False
+            self.raw += data
+            # Answer cursor position requests as a real terminal does (prompt_toolkit asks).
+            *parts, last = data.split(CPR_REQUEST)
+            for part in parts:
+                self._stream.feed(part)
+                cursor = self.screen.cursor
+                self.child.send(f"\x1b[{cursor.y + 1};{cursor.x + 1}R".encode())
+            self._stream.feed(last)
+            wait = 0
+
+    @property
+    def display(self) -> str:
+        """What the screen shows now, line by line."""
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def lines(self) -> list[str]:
+        """Every line on screen or scrolled off it."""
+        columns = self.columns
+        history = [
+            "".join(line[x].data for x in range(columns)).rstrip()
+            for line in self.screen.history.top
+        ]
+        return history + [line.rstrip() for line in self.screen.display]
+
+    @property
+    def rows_joined(self) -> str:
+        """The screen's rows end to end, full width: text the terminal wrapped is whole."""
+        return "".join(self.screen.display)
+
+    def wait_for(self, text: str, *, timeout: float | None = None) -> None:
+        """Read until `text` is on the screen (on one line, or wrapped by the terminal)."""
+        self.wait_until(
+            lambda: text in self.display or text in self.rows_joined,
+            what=repr(text),
+            timeout=timeout,
+        )
+
+    def wait_prompt(self, prompt: str = "nav>") -> None:
+        """Read until an empty prompt is the last line: the turn is over, keys go to it."""
+
+        def ready() -> bool:
+            lines = [line for line in self.display.splitlines() if line.strip()]
+            return bool(lines) and lines[-1] == prompt
+
+        self.wait_until(ready, what=f"the prompt {prompt!r} on the last line")
+
+    def wait_until(
+        self, predicate: Callable[[], bool], *, what: str, timeout: float | None = None
+    ) -> None:
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while not predicate():
+            alive = self.pump()
+            if predicate():
+                return
+            if not alive or time.monotonic() > deadline:
+                state = "exited" if not alive else "timed out"
+                raise AssertionError(f"{state} waiting for {what}; the screen:\n{self.display}")
+
+    def send(self, keys: str) -> None:
+        """One write to the terminal, as a key or a paste arrives."""
+        self.child.send(keys.encode())
+
+    def finish(self, *, timeout: float | None = None) -> int:
+        """Wait for the program to exit (reading everything); its exit status."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while self.pump(0.05):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the program did not exit; the screen:\n{self.display}")
+        self.child.close()
+        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)

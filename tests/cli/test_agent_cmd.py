@@ -219,7 +219,11 @@ def test_sessions_lists_saved_conversations_as_table_and_json(env) -> None:
     # The two completions' usage is saved with them and summed per session.
     usage = listed[0]["usage"]
     assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
-    assert "cached" in table.stdout
+    assert "%)" in row  # e.g. 2.8k (45%): the share read from the cache
+    assert "read from the provider's cache" in table.stderr
+    # Issue 20, item 12: a --demo session resumes only with --demo, and the footer says so.
+    assert "work *" in row
+    assert "`nav agent --demo --session NAME`" in " ".join(table.stderr.split())
 
 
 def test_sessions_export_rename_and_rm(env, tmp_path: Path) -> None:

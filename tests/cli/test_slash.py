@@ -125,7 +125,24 @@ def test_slash_retry_compact_and_model_ask_the_repl_to_act() -> None:
     assert nothing.action is None and "Nothing to retry" in shown(nothing)
     compact, _ = handle_slash_command("/compact", STATE)
     assert compact.action == SlashAction("compact")
+    # /model asks the gateway first (the REPL does): the pure function only passes it on.
     model, state = handle_slash_command("/model fast", STATE)
-    assert model.action == SlashAction("model", "fast") and state.routing_hint == "fast"
+    assert model.action == SlashAction("model", "fast") and state is STATE
     current, _ = handle_slash_command("/model", state)
-    assert current.action is None and "fast" in shown(current)
+    assert current.action == SlashAction("model", "") and current.output is None
+
+
+@pytest.mark.parametrize(
+    ("command", "action"),
+    [
+        ("/sessions", SlashAction("sessions")),
+        ("/resume", SlashAction("sessions")),  # no name: the list to pick from
+        ("/resume incident-42", SlashAction("resume", "incident-42")),
+        ("/RESUME Work", SlashAction("resume", "Work")),  # names keep their case
+        ("/export", SlashAction("export")),
+        ("/export ~/notes/run.md", SlashAction("export", "~/notes/run.md")),
+    ],
+)
+def test_slash_session_commands_ask_the_repl_to_act(command, action) -> None:
+    result, state = handle_slash_command(command, STATE)
+    assert result.action == action and state is STATE

@@ -412,6 +412,9 @@ class ListRecorder:
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         raise AssertionError("not expected")
 
+    def record_rewind(self, messages: int) -> None:
+        raise AssertionError("not expected")
+
 
 async def test_agent_records_each_message_as_it_happens() -> None:
     slow, fast = call("slow"), call("fast")

@@ -18,6 +18,7 @@ from navagent.core.chat_client import (
     GatewayConfigError,
     GatewayUnreachableError,
     GrpcChatClient,
+    RoutingHintsUnavailableError,
     TlsConfig,
     error_from_status,
     open_stream,
@@ -63,6 +64,16 @@ class ScriptedServicer(chat_pb2_grpc.ChatServicer):
         self.metadata: list[dict[str, Any]] = []
         self.cancelled = asyncio.Event()
         self.target = ""
+        self.hints: tuple[str, ...] | None = None
+        """What ListRoutingHints answers; None: UNIMPLEMENTED, as an older gateway."""
+
+    async def ListRoutingHints(
+        self, request: pb.ListRoutingHintsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ListRoutingHintsResponse:
+        self.metadata.append(dict(context.invocation_metadata() or ()))
+        if self.hints is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
+        return pb.ListRoutingHintsResponse(routing_hints=self.hints)
 
     async def ChatStream(
         self, request: pb.ChatStreamRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -559,3 +570,29 @@ async def test_chat_client_tls_failures_are_unreachable(
     assert len(events) == 1 and isinstance(events[0], StreamError)
     assert events[0].error.code == "upstream_unavailable"
     assert not tls_gateway.requests, "the servicer must never be reached"
+
+
+# Issue 20, item 9: /model asks the gateway which routing hints it has.
+async def test_chat_client_lists_routing_hints_with_the_token(gateway: ScriptedServicer) -> None:
+    gateway.hints = ("agent", "fast")
+    async with GrpcChatClient(gateway.target, bearer_token="s3cret-token") as client:
+        assert await client.routing_hints() == ("agent", "fast")
+    assert gateway.metadata[-1]["authorization"] == "Bearer s3cret-token"
+
+
+async def test_chat_client_routing_hints_of_an_older_gateway_are_unsupported(
+    gateway: ScriptedServicer,
+) -> None:
+    async with GrpcChatClient(gateway.target) as client:
+        with pytest.raises(RoutingHintsUnavailableError) as info:
+            await client.routing_hints()
+    assert info.value.unsupported
+    assert "cannot list its routing hints" in str(info.value)
+
+
+async def test_chat_client_routing_hints_from_nowhere_say_why() -> None:
+    async with GrpcChatClient(f"127.0.0.1:{closed_port()}") as client:
+        with pytest.raises(RoutingHintsUnavailableError) as info:
+            await client.routing_hints()
+    assert not info.value.unsupported
+    assert "cannot reach the gateway" in str(info.value)

@@ -357,3 +357,22 @@ def yaml_doc(text: str) -> Any:
     import yaml
 
     return yaml.safe_load(text)
+
+
+async def hints_for(gateway: Gateway, token: str | None) -> list[str]:
+    metadata = () if token is None else (("authorization", f"Bearer {token}"),)
+    async with grpc.aio.insecure_channel(gateway.address) as channel:
+        stub = chat_pb2_grpc.ChatStub(channel)
+        response = await stub.ListRoutingHints(pb.ListRoutingHintsRequest(), metadata=metadata)
+    return list(response.routing_hints)
+
+
+# Issue 20, item 9: a client lists the hints it may use before it sends anything.
+async def test_list_routing_hints_answers_each_caller_its_own_scope(gateway) -> None:
+    server, _path, provider = gateway
+    assert await hints_for(server, CI_TOKEN) == ["agent"]
+    assert await hints_for(server, OPS_TOKEN) == ["agent", "fast"]
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await hints_for(server, "not-a-known-token-000")
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert provider.hosts == [], "listing never reaches a provider"

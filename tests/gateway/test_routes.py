@@ -134,16 +134,24 @@ def test_candidates_filter_by_hint_enabled_and_chat_protocol() -> None:
                 entry("agent", ["openai_chat_completions"], name="off", enabled=False),
                 entry("other", ["openai_chat_completions"], name="other"),
                 entry("agent", ["openai_chat_completions"], name="second"),
+                entry("dormant", ["openai_chat_completions"], name="dormant", enabled=False),
+                entry("embed", ["embeddings"], name="embed"),
             ]
         },
         source="inline",
     )
+    # What ListRoutingHints offers: hints that candidates() would serve.
+    assert table.chat_hints() == ["agent", "other"]
     expected = ["responses-only", "first", "second"]
     assert [r.name for r in table.candidates("agent")] == expected
     assert [r.name for r in table.candidates("")] == expected  # empty means agent
     assert table.candidates("nope") == []
     message = table.no_route_message("nope")
-    assert "'nope'" in message and "routing_hint: nope" in message and "agent, other" in message
+    assert (
+        "'nope'" in message
+        and "routing_hint: nope" in message
+        and "agent, dormant, embed, other" in message
+    )
 
 
 @pytest.mark.parametrize(
