@@ -248,6 +248,7 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
     try:
         info = store.open(name_or_id)
         recordings = store.path.parent / RECORDINGS_FOLDER
+        messages = len(store.full_log(info.id))
     except SessionError as exc:
         err.print(Text(f"nav agent sessions export: {exc}", style="red"))
         return 1
@@ -270,6 +271,17 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
         target = record_target(scenario_dir, info.cluster, simulated=meta.kind == "simulated")
     except (OSError, ValueError, FilterError) as exc:
         err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        return 1
+    if meta.messages < messages:
+        err.print(
+            Text(
+                f"session {info.label} cannot become a scenario: it went on after its recording"
+                f" ({messages - meta.messages} later messages were said through a gateway running"
+                " elsewhere). Record a whole conversation with `nav agent --routes routes.yaml"
+                " --record NAME`.",
+                style="red",
+            )
+        )
         return 1
     result = _export(folder, name, target)
     for line, style in recording_report(result):

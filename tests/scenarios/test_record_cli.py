@@ -17,6 +17,7 @@ import pexpect
 import pytest
 import yaml
 
+from navagent.core.messages import UserMessage
 from navagent.core.sessions import SessionStore
 from tests.scenarios.stand_ins import (
     CLUSTER,
@@ -129,6 +130,11 @@ def test_a_saved_session_is_exported_as_a_scenario_when_it_was_recorded(tmp_path
     assert (
         "was not recorded" in refused.stderr and "--routes routes.yaml --record" in refused.stderr
     )
+    with SessionStore(tmp_path / "state" / "sessions.db") as store:
+        later = store.recorder(store.open("kept").id)
+        later.record_message(UserMessage(content="said later, through a remote gateway"))
+    went_on = nav("agent", "sessions", "export", "kept", "--scenario", "k2", cwd=tmp_path, env=env)
+    assert went_on.returncode == 1 and "it went on after its recording (1 later" in went_on.stderr
     removed = nav("agent", "sessions", "rm", "kept", cwd=tmp_path, env=env)
     assert removed.returncode == 0
     assert not list((tmp_path / "state" / "recordings").iterdir())
