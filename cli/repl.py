@@ -176,6 +176,8 @@ class _Repl:
             on_queued=renderer.queued,
             on_typing=renderer.typing,
         )
+        renderer.interrupt_hint = "esc to interrupt"
+        renderer.leaving = lambda: self.type_ahead.leave_requested
 
     async def run(self, state: SlashState) -> int:
         self._replay()
@@ -220,7 +222,7 @@ class _Repl:
                 style="bold",
             )
         )
-        self._console.print(format_messages(shown))
+        self._console.print(format_messages(shown, markdown=self._renderer.markdown))
         self._console.print(Text("─" * 40, style="dim"))
 
     async def _slash(self, text: str, state: SlashState) -> tuple[int | None, SlashState]:

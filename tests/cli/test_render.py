@@ -133,8 +133,11 @@ def test_render_refusal_goes_to_stdout_as_a_refusal() -> None:
         REFUSED_NOTE,
         "10 tokens in · 4 out · 14 tokens in context",
     ]
-    history = format_messages([AssistantMessage(refusal="I can't help with that.")]).plain
-    assert history == "agent (refused): I can't help with that."
+    history = io.StringIO()
+    capture_console(history).print(
+        format_messages([AssistantMessage(refusal="I can't help with that.")])
+    )
+    assert history.getvalue() == "agent (refused): I can't help with that.\n"
 
 
 def test_json_sink_carries_the_refusal() -> None:
