@@ -18,6 +18,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 
+from navagent.cli.prompt_wrap import wrap_prompt_at_words
 from navagent.cli.slash import SLASH_COMMANDS
 
 __all__ = ["SlashCompleter", "key_bindings", "make_prompt_session", "slash_completer"]
@@ -85,13 +86,14 @@ def make_prompt_session(
     output: Output | None = None,
 ) -> PromptSession[str]:
     """The prompt session `nav agent` reads messages with (`input`/`output` for tests)."""
-    return PromptSession(
-        history=history,
-        input=input,
-        output=output,
-        key_bindings=key_bindings(),
-        completer=slash_completer(tool_names),
-        complete_while_typing=False,
-        multiline=False,
-        prompt_continuation=lambda width, _line, _wrap: "." * (width - 1) + " ",
+    return wrap_prompt_at_words(
+        PromptSession(
+            history=history,
+            input=input,
+            output=output,
+            key_bindings=key_bindings(),
+            completer=slash_completer(tool_names),
+            complete_while_typing=False,
+            multiline=False,
+        )
     )
