@@ -158,6 +158,12 @@ def split_blocks(text: str) -> list[str]:
     return ["".join(lines[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
+def _split_at_blank_line(text: str) -> tuple[str, str]:
+    """Plain text's `split_settled`: everything up to the last blank line is settled."""
+    cut = text.rfind("\n\n")
+    return (text[: cut + 2], text[cut + 2 :]) if cut >= 0 else ("", text)
+
+
 def block_lines(
     console: Console,
     options: ConsoleOptions,
@@ -165,10 +171,16 @@ def block_lines(
     *,
     code_theme: str = CODE_THEME,
     preview: bool = False,
+    plain_style: str | None = None,
 ) -> Lines:
-    """One block's rendered lines, trimmed; `preview`: a growing table is drawn cheaply."""
+    """One block's rendered lines, trimmed; `preview`: a growing table is drawn cheaply.
+
+    With `plain_style` the block is words in that style, wrapped, not markdown.
+    """
     renderable: RenderableType = _Markdown(block, code_theme=code_theme)
-    if preview and block.lstrip().startswith("|"):
+    if plain_style is not None:
+        renderable = Text(block.strip("\n"), style=plain_style)
+    elif preview and block.lstrip().startswith("|"):
         renderable = table_preview(block)
     lines = _trimmed(console.render_lines(renderable, options, pad=False))
     return [rstrip_line(line) for line in lines]
@@ -221,6 +233,7 @@ class MarkdownStream:
         timer: Timer | None = loop_timer,
         footer: Callable[[], str] = lambda: "",
         code_theme: str = CODE_THEME,
+        plain_style: str | None = None,
     ) -> None:
         """Draw on `console` (a terminal that can move the cursor).
 
@@ -233,6 +246,8 @@ class MarkdownStream:
             footer: What to show under the growing block (what the user types,
                 a note); asked on every frame, never printed for good.
             code_theme: Pygments theme for fenced code.
+            plain_style: Not markdown: words in this style (thinking, a
+                refusal), wrapped the same way, settled at blank lines.
         """
         self._console = console
         self._min_frame = 1.0 / max_fps
@@ -241,6 +256,7 @@ class MarkdownStream:
         self._timer = timer
         self._footer = footer
         self._code_theme = code_theme
+        self._plain_style = plain_style
         self._pending = ""
         self._region = LiveRegion(console)
         self._can_erase = console.is_terminal and not console.is_dumb_terminal
@@ -269,7 +285,11 @@ class MarkdownStream:
             return
         self._pending += text
         if "\n" in text:
-            settled, self._pending = split_settled(self._pending)
+            settled, self._pending = (
+                split_settled(self._pending)
+                if self._plain_style is None
+                else _split_at_blank_line(self._pending)
+            )
             if settled:
                 self._print(settled)
                 # One render per delta: the block just printed is enough work;
@@ -326,9 +346,14 @@ class MarkdownStream:
 
     def _blocks_lines(self, text: str) -> Lines:
         lines: Lines = []
-        for block in split_blocks(text):
+        blocks = split_blocks(text) if self._plain_style is None else [text]
+        for block in blocks:
             rendered = block_lines(
-                self._console, self._console.options, block, code_theme=self._code_theme
+                self._console,
+                self._console.options,
+                block,
+                code_theme=self._code_theme,
+                plain_style=self._plain_style,
             )
             if rendered and (lines or self._printed):
                 lines.append([])
@@ -359,6 +384,7 @@ class MarkdownStream:
                 pending,
                 code_theme=self._code_theme,
                 preview=True,
+                plain_style=self._plain_style,
             )[-room:]
             if self._printed:
                 lines.insert(0, [])

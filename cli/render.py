@@ -84,6 +84,12 @@ _STREAM_OF: dict[str, _Stream] = {
 }
 REFUSAL_STYLE = "yellow"
 """A refusal goes to stdout like an answer, but never looks like one."""
+_THINKING_STYLE = "dim italic"
+
+
+def _can_draw(console: Console) -> bool:
+    """`console` is a terminal that can move the cursor (redraw a live region)."""
+    return console.is_terminal and not console.is_dumb_terminal
 
 
 def format_arguments(call: ToolCall) -> str:
@@ -241,12 +247,22 @@ class TerminalRenderer:
         self._spinner_enabled = (
             err.is_terminal and not err.is_dumb_terminal if spinner is None else spinner
         )
-        can_draw = out.is_terminal and not out.is_dumb_terminal
-        self._markdown: MarkdownStream | None = (
-            MarkdownStream(out, footer=self._footer)
-            if (can_draw if markdown is None else markdown)
-            else None
-        )
+        markdown = _can_draw(out) if markdown is None else markdown
+        self._streams: dict[_Stream, MarkdownStream | None] = {
+            "text": MarkdownStream(out, footer=self._footer) if markdown else None,
+            "refusal": (
+                MarkdownStream(out, footer=self._footer, plain_style=REFUSAL_STYLE)
+                if markdown
+                else None
+            ),
+            # Not the answer: wrapped at words on any terminal that can redraw.
+            "thinking": (
+                MarkdownStream(err, footer=self._footer, plain_style=_THINKING_STYLE)
+                if _can_draw(err)
+                else None
+            ),
+        }
+        """How each kind of streamed text is drawn; None: written raw (piped, --no-markdown)."""
         self._clock = clock
         self._turn_started = clock()
         self._cut = False
@@ -270,7 +286,7 @@ class TerminalRenderer:
     @property
     def markdown(self) -> bool:
         """Answers are rendered as markdown (not written raw)."""
-        return self._markdown is not None
+        return self._streams["text"] is not None
 
     # --- turn lifecycle -----------------------------------------------------
 
@@ -312,8 +328,9 @@ class TerminalRenderer:
         """Show the line being typed mid-turn: next to the spinner, or under the answer."""
         self._typing = line
         self._refresh_spinner()
-        if self._markdown is not None and self._open == "text":
-            self._markdown.refresh()
+        stream = self._streams[self._open] if self._open is not None else None
+        if stream is not None:
+            stream.refresh()
 
     def end_turn(self) -> None:
         """Stop the spinner and end the answer's line; safe to call twice."""
@@ -417,23 +434,27 @@ class TerminalRenderer:
         if self._open != stream:
             self._close_stream()
             self._open = stream
-        if stream == "text" and self._markdown is not None:
-            self._markdown.feed(text)
+        drawn = self._streams[stream]
+        if drawn is not None:
+            drawn.feed(text)
         elif stream == "text":
             self.out.out(text, end="", highlight=False)
         elif stream == "refusal":
             self.out.out(text, end="", style=REFUSAL_STYLE, highlight=False)
         else:
-            self.err.out(text, end="", style="dim italic", highlight=False)
+            self.err.out(text, end="", style=_THINKING_STYLE, highlight=False)
 
     def _close_stream(self) -> None:
-        if self._open == "text" and self._markdown is not None:
-            self._markdown.finish()
-        elif self._open in ("text", "refusal"):
+        open_, self._open = self._open, None
+        if open_ is None:
+            return
+        drawn = self._streams[open_]
+        if drawn is not None:
+            drawn.finish()
+        elif open_ in ("text", "refusal"):
             self.out.out("", highlight=False)
-        elif self._open == "thinking":
+        else:
             self.err.out("", highlight=False)
-        self._open = None
 
     def _status(self) -> Text:
         """The words beside the spinner, as of now: what runs, for how long, which keys matter."""
