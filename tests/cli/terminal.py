@@ -203,6 +203,7 @@ class PtySession:
                 return
             if time.monotonic() > deadline or not alive:
                 screen = "\n".join(self.screen.all_lines[-60:])
+                screen += f"\n(autowrapped rows: {self.screen.rows_autowrapped()[:5]})"
                 state = "timed out" if alive else "the program ended"
                 raise AssertionError(f"{state} waiting for {what or condition}:\n{screen}")
 
@@ -213,6 +214,13 @@ class PtySession:
     def screen_text(self) -> str:
         """The screen's rows joined with spaces, whitespace collapsed: text however wrapped."""
         return " ".join(" ".join(self.screen.screen_lines).split())
+
+    def wait_for_file(self, path: Path, *, timeout: float = 20.0) -> None:
+        """Wait until `path` exists (a scripted answer reached a pause), reading meanwhile.
+
+        The program blocks when nobody reads what it writes: keep pumping.
+        """
+        self.wait_until(path.exists, timeout=timeout, what=str(path))
 
     def send(self, keys: str | bytes) -> None:
         self.child.send(keys)
@@ -233,15 +241,6 @@ class PtySession:
     def close(self) -> None:
         if self.child.isalive():
             self.child.terminate(force=True)
-
-
-def wait_for_file(path: Path, *, timeout: float = 20.0) -> None:
-    """Wait until `path` exists (a scripted answer reached a pause)."""
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path} never appeared")
-        time.sleep(0.01)
 
 
 def color_env(**extra: str) -> dict[str, str]:
