@@ -92,9 +92,16 @@ def main() -> None:
     plain_cpu, plain_each = measure(
         lambda d: plain_console.out(d, end="", highlight=False), lambda: None, deltas
     )
-    clock = iter(i / TOKENS_PER_S for i in range(10 * TOKENS))
-    stream = MarkdownStream(terminal(), clock=lambda: next(clock))
-    markdown_cpu, markdown_each = measure(stream.feed, stream.finish, deltas)
+    now = 0.0
+    # No pauses here, so no frame timer: every frame is drawn by a delta.
+    stream = MarkdownStream(terminal(), clock=lambda: now, timer=None)
+
+    def feed(delta: str) -> None:
+        nonlocal now
+        stream.feed(delta)
+        now += 1 / TOKENS_PER_S
+
+    markdown_cpu, markdown_each = measure(feed, stream.finish, deltas)
 
     streamed_s = TOKENS / TOKENS_PER_S
     extra = (markdown_cpu - plain_cpu) / streamed_s * 100

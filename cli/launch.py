@@ -33,11 +33,8 @@ from rich.console import Console
 from rich.text import Text
 
 from navagent.cli.batch import read_lines, run_lines, single_line
-from navagent.cli.cluster import (
-    NoClusterError,
-    explicit_cluster,
-    resolve_cluster,
-)
+from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
+from navagent.cli.consoles import make_console
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
 from navagent.cli.embedded import EmbeddedGateway, captured_routes, read_routes
@@ -149,7 +146,7 @@ def run_agent(options: AgentOptions) -> int:
     when a `-p`/piped turn failed or the gateway cannot be reached, 2 for
     unusable options, 130 when interrupted outside a turn.
     """
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = make_console(stderr=True)
     interactive = (
         options.prompt is None
         and not options.json_output
@@ -488,7 +485,7 @@ class _Launch:
         o = self.options
         if o.json_output:
             return JsonLinesSink(sys.stdout), None
-        out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+        out = make_console(file=sys.stdout)
         renderer = TerminalRenderer(out, self.err, markdown=None if o.markdown else False)
         if not self.interactive and not o.assume_yes:
             renderer.decline_hint = (

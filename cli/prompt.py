@@ -20,6 +20,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 
+from navagent.cli.prompt_wrap import wrap_prompt_at_words
 from navagent.cli.slash import SLASH_COMMANDS
 
 __all__ = [
@@ -112,13 +113,14 @@ def make_prompt_session(
 
     `arguments` completes more command arguments, e.g. `{"/resume": session_names}`.
     """
-    return PromptSession(
-        history=history,
-        input=input,
-        output=output,
-        key_bindings=key_bindings(),
-        completer=slash_completer(tool_names, arguments),
-        complete_while_typing=False,
-        multiline=False,
-        prompt_continuation=lambda width, _line, _wrap: "." * (width - 1) + " ",
+    return wrap_prompt_at_words(
+        PromptSession(
+            history=history,
+            input=input,
+            output=output,
+            key_bindings=key_bindings(),
+            completer=slash_completer(tool_names, arguments),
+            complete_while_typing=False,
+            multiline=False,
+        )
     )

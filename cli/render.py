@@ -15,15 +15,18 @@ piped, or with `markdown=False` (`--no-markdown`), the text is written raw with
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import IO, Literal
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from navagent.cli.markdown_stream import MarkdownStream
+from navagent.cli.live_region import reflowing
+from navagent.cli.markdown_stream import AnswerMarkdown, MarkdownStream
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
@@ -83,6 +86,12 @@ _STREAM_OF: dict[str, _Stream] = {
 }
 REFUSAL_STYLE = "yellow"
 """A refusal goes to stdout like an answer, but never looks like one."""
+_THINKING_STYLE = "dim italic"
+
+
+def _can_draw(console: Console) -> bool:
+    """`console` is a terminal that can move the cursor (redraw a live region)."""
+    return console.is_terminal and not console.is_dumb_terminal
 
 
 def format_arguments(call: ToolCall) -> str:
@@ -152,33 +161,58 @@ def _first_line(text: str, limit: int = _RESULT_PREVIEW_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def format_messages(messages: Sequence[Message]) -> Text:
+def format_messages(messages: Sequence[Message], *, markdown: bool = True) -> Group:
     """A conversation as readable lines: what was said, called and returned.
 
-    Used by `/history` and when a resumed session is replayed. Tool results
-    are cut to their first line; the full text is in the session database.
+    Used by `/history` and when a resumed session is replayed. Answers are
+    rendered as markdown the way they streamed (`markdown=False`: raw text,
+    as `--no-markdown` showed them), under a hanging label. Tool results are
+    cut to their first line; the full text is in the session database.
     """
-    text = Text()
+    parts: list[RenderableType] = []
     for message in messages:
         match message:
             case UserMessage():
-                text.append("you: ", style="bold cyan").append(message.content + "\n")
+                parts.append(_Labeled(Text("you: ", style="bold cyan"), Text(message.content)))
             case AssistantMessage():
                 if message.content:
-                    text.append("agent: ", style="bold green").append(message.content + "\n")
+                    body = AnswerMarkdown(message.content) if markdown else Text(message.content)
+                    parts.append(_Labeled(Text("agent: ", style="bold green"), body))
                 if message.refusal:
-                    text.append("agent (refused): ", style=f"bold {REFUSAL_STYLE}")
-                    text.append(message.refusal + "\n", style=REFUSAL_STYLE)
+                    label = Text("agent (refused): ", style=f"bold {REFUSAL_STYLE}")
+                    parts.append(_Labeled(label, Text(message.refusal, style=REFUSAL_STYLE)))
                 for call in message.tool_calls:
-                    text.append(f"  → {call.name} {format_arguments(call)}".rstrip() + "\n", "dim")
+                    line = f"  → {call.name} {format_arguments(call)}".rstrip()
+                    parts.append(Text(line, style="dim"))
             case ToolResultMessage():
                 lines = message.content.strip().splitlines() or [""]
                 more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-                text.append(f"    {_first_line(message.content)}{more}\n", style="dim")
+                parts.append(Text(f"    {_first_line(message.content)}{more}", style="dim"))
             case SystemMessage():
-                text.append(f"[system] {_first_line(message.content)}\n", style="dim italic")
-    text.rstrip()
-    return text
+                text = f"[system] {_first_line(message.content)}"
+                parts.append(Text(text, style="dim italic"))
+    return Group(*parts)
+
+
+class _Labeled:
+    """`label` then `body`, every line of the body indented under the first (a hanging label)."""
+
+    def __init__(self, label: Text, body: RenderableType) -> None:
+        self._label = label
+        self._body = body
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        indent = self._label.cell_len
+        width = max(options.max_width - indent, 10)
+        lines = console.render_lines(self._body, options.update_width(width), pad=False)
+        label = list(self._label.render(console))
+        for number, line in enumerate(lines or [[]]):
+            if number == 0:
+                yield from label
+            elif line:
+                yield Segment(" " * indent)
+            yield from line
+            yield Segment.line()
 
 
 class TerminalRenderer:
@@ -197,6 +231,7 @@ class TerminalRenderer:
         *,
         spinner: bool | None = None,
         markdown: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Draw on `out` (the answer) and `err` (everything else).
 
@@ -207,16 +242,31 @@ class TerminalRenderer:
                 terminal that can move the cursor.
             markdown: Render the answer as markdown; default: when `out` is a
                 terminal that can move the cursor. False writes the raw text.
+            clock: Seconds, monotonic: how long the turn has run (tests pace it).
         """
         self.out = out
         self.err = err
         self._spinner_enabled = (
             err.is_terminal and not err.is_dumb_terminal if spinner is None else spinner
         )
-        can_draw = out.is_terminal and not out.is_dumb_terminal
-        self._markdown: MarkdownStream | None = (
-            MarkdownStream(out) if (can_draw if markdown is None else markdown) else None
-        )
+        markdown = _can_draw(out) if markdown is None else markdown
+        self._streams: dict[_Stream, MarkdownStream | None] = {
+            "text": MarkdownStream(out, footer=self._footer) if markdown else None,
+            "refusal": (
+                MarkdownStream(out, footer=self._footer, plain_style=REFUSAL_STYLE)
+                if markdown
+                else None
+            ),
+            # Not the answer: wrapped at words on any terminal that can redraw.
+            "thinking": (
+                MarkdownStream(err, footer=self._footer, plain_style=_THINKING_STYLE)
+                if _can_draw(err)
+                else None
+            ),
+        }
+        """How each kind of streamed text is drawn; None: written raw (piped, --no-markdown)."""
+        self._clock = clock
+        self._turn_started = clock()
         self._cut = False
         """Answer text was streaming when the turn was cancelled."""
         self.decline_hint: str | None = None
@@ -230,6 +280,15 @@ class TerminalRenderer:
         self._usage = Usage()
         self._context_tokens = 0
         self._running_tools = 0
+        self.interrupt_hint = ""
+        """Shown beside the spinner, e.g. `esc to interrupt` (the REPL sets it)."""
+        self.leaving: Callable[[], bool] = lambda: False
+        """True once the user asked to leave after this turn (Ctrl-D mid-turn; the REPL sets it)."""
+
+    @property
+    def markdown(self) -> bool:
+        """Answers are rendered as markdown (not written raw)."""
+        return self._streams["text"] is not None
 
     # --- turn lifecycle -----------------------------------------------------
 
@@ -240,6 +299,7 @@ class TerminalRenderer:
         self._running_tools = 0
         self._open = None
         self._cut = False
+        self._turn_started = self._clock()
         self._spin("thinking…")
 
     def pause(self) -> None:
@@ -274,8 +334,9 @@ class TerminalRenderer:
         """Show the line being typed mid-turn: next to the spinner, or under the answer."""
         self._typing = line
         self._refresh_spinner()
-        if self._markdown is not None and self._open == "text":
-            self._markdown.set_footer(f"› {line}" if line else "")
+        stream = self._streams[self._open] if self._open is not None else None
+        if stream is not None:
+            stream.refresh()
 
     def end_turn(self) -> None:
         """Stop the spinner and end the answer's line; safe to call twice."""
@@ -379,52 +440,72 @@ class TerminalRenderer:
         if self._open != stream:
             self._close_stream()
             self._open = stream
-        if stream == "text" and self._markdown is not None:
-            self._markdown.feed(text)
+        drawn = self._streams[stream]
+        if drawn is not None:
+            drawn.feed(text)
         elif stream == "text":
             self.out.out(text, end="", highlight=False)
         elif stream == "refusal":
             self.out.out(text, end="", style=REFUSAL_STYLE, highlight=False)
         else:
-            self.err.out(text, end="", style="dim italic", highlight=False)
+            self.err.out(text, end="", style=_THINKING_STYLE, highlight=False)
 
     def _close_stream(self) -> None:
-        if self._open == "text" and self._markdown is not None:
-            self._markdown.set_footer("")
-            self._markdown.finish()
-        elif self._open in ("text", "refusal"):
+        open_, self._open = self._open, None
+        if open_ is None:
+            return
+        drawn = self._streams[open_]
+        if drawn is not None:
+            drawn.finish()
+        elif open_ in ("text", "refusal"):
             self.out.out("", highlight=False)
-        elif self._open == "thinking":
+        else:
             self.err.out("", highlight=False)
-        self._open = None
 
-    def _spinner(self) -> Spinner:
+    def _status(self) -> Text:
+        """The words beside the spinner, as of now: what runs, for how long, which keys matter."""
         text = Text(self._label, style="dim")
+        hints = [_elapsed(self._clock() - self._turn_started)]
+        if self.interrupt_hint:
+            hints.append(self.interrupt_hint)
+        text.append(f" ({' · '.join(hints)}", style="dim")
+        if self.leaving():
+            text.append(" · ", style="dim").append(_LEAVING_NOTE, style="yellow")
+        text.append(")", style="dim")
         if self._typing:
             text.append(f"   › {self._typing}", style="cyan")
-        return Spinner("dots", text=text)
+        return text
+
+    def _footer(self) -> str:
+        """What shows under a streaming answer: the line being typed, the leaving note."""
+        parts = [f"› {self._typing}"] if self._typing else []
+        if self.leaving():
+            parts.append(_LEAVING_NOTE)
+        return "   ".join(parts)
 
     def _refresh_spinner(self) -> None:
         if self._live is not None:
-            self._live.update(self._spinner(), refresh=True)
+            self._live.refresh()
 
     def _spin(self, label: str) -> None:
         self._label = label
         if not self._spinner_enabled:
             return
         if self._live is not None:
-            self._live.update(self._spinner())
+            self._live.refresh()
             return
         self._close_stream()
         # rich's Status is this Live; built directly to turn off its stdout
         # redirection, which would send the answer's text to stderr.
-        self._live = Live(
-            self._spinner(),
-            console=self.err,
-            transient=True,
-            redirect_stdout=False,
-            redirect_stderr=False,
-            refresh_per_second=12.5,
+        self._live = reflowing(
+            Live(
+                _Spinning(self._status),
+                console=self.err,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+                refresh_per_second=12.5,
+            )
         )
         self._live.start(refresh=True)
 
@@ -432,6 +513,28 @@ class TerminalRenderer:
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+
+
+_LEAVING_NOTE = "leaving after this turn"
+"""Said while a turn runs once Ctrl-D asked to leave."""
+
+
+def _elapsed(seconds: float) -> str:
+    """`7s`, `1m 05s`: how long a turn has run."""
+    whole = max(int(seconds), 0)
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m {whole % 60:02d}s"
+
+
+class _Spinning:
+    """A spinner whose words are asked for on every frame (the elapsed time moves)."""
+
+    def __init__(self, status: Callable[[], Text]) -> None:
+        self._status = status
+        self._spinner = Spinner("dots")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self._spinner.update(text=self._status())
+        yield self._spinner
 
 
 class JsonLinesSink:

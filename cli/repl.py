@@ -255,6 +255,8 @@ class _Repl:
         if isinstance(session.completer, SlashCompleter):
             session.completer.set_argument_source("/resume", self._session_labels)
             session.completer.set_argument_source("/model", lambda: self._known_hints)
+        renderer.interrupt_hint = "esc to interrupt"
+        renderer.leaving = lambda: self.type_ahead.leave_requested
 
     async def run(self, state: SlashState) -> int:
         self._replay()
@@ -300,7 +302,7 @@ class _Repl:
                 style="bold",
             )
         )
-        self._console.print(format_messages(shown))
+        self._console.print(format_messages(shown, markdown=self._renderer.markdown))
         self._console.print(Text("─" * 40, style="dim"))
         return True
 

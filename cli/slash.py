@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -240,8 +240,8 @@ def _parameters(schema: dict[str, Any]) -> list[str]:
 def _history(log: tuple[Message, ...]) -> RenderableType:
     if not log:
         return Text("Nothing has been said in this conversation yet.", style="dim")
-    header = Text(f"{len(log)} messages (the full log, compacted turns included):\n", "dim")
-    return Text.assemble(header, format_messages(log))
+    header = Text(f"{len(log)} messages (the full log, compacted turns included):", "dim")
+    return Group(header, format_messages(log))
 
 
 _VIEWS: dict[str, Callable[[SlashState, str], RenderableType]] = {

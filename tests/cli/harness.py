@@ -23,6 +23,7 @@ from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from navagent.cli.consoles import wrap_at_words
 from navagent.cli.conversation import AgentSession
 from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import TerminalRenderer
@@ -41,14 +42,18 @@ CTRL_D = "\x04"
 
 
 def capture_console(file: io.StringIO, *, terminal: bool = False, width: int = 120) -> Console:
-    """A console writing to `file`; `terminal=True` makes rich draw as on a TTY."""
-    return Console(
-        file=file,
-        force_terminal=terminal,
-        color_system="standard" if terminal else None,
-        width=width,
-        highlight=False,
-        soft_wrap=True,
+    """A console writing to `file`; `terminal=True` makes rich draw as on a TTY.
+
+    Its lines wrap as `nav agent`'s do (`wrap_at_words`): at words on a terminal.
+    """
+    return wrap_at_words(
+        Console(
+            file=file,
+            force_terminal=terminal,
+            color_system="standard" if terminal else None,
+            width=width,
+            highlight=False,
+        )
     )
 
 

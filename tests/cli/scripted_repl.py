@@ -3,8 +3,11 @@
 Run as a program by the pseudo-terminal tests: `python -m tests.cli.scripted_repl
 ANSWER_FILE` answers every message by streaming the file's text (markdown) in
 word pieces, `PACING_S` apart, through the same prompt session, renderer
-and consoles `nav agent` uses. The simulated provider's rules cannot be asked
-for a table and a code block; this can.
+and consoles `nav agent` uses. Where the text has a `PAUSE` mark the stream
+stops until the test creates `go.N` beside the file (it announces the pause
+with `paused.N`), so a test can look at the screen, type or resize mid-answer.
+The simulated provider's rules cannot be asked for a table and a code block;
+this can.
 """
 
 from __future__ import annotations
@@ -15,10 +18,9 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from prompt_toolkit import PromptSession
-from rich.console import Console
-
+from navagent.cli.consoles import make_console
 from navagent.cli.conversation import AgentSession
+from navagent.cli.prompt import make_prompt_session
 from navagent.cli.render import TerminalRenderer
 from navagent.cli.repl import run_repl
 from navagent.core.agent import Agent, ConversationRecorder
@@ -27,19 +29,35 @@ from navagent.core.messages import AssistantMessage, ChatRequest, Message
 from navagent.core.tools import TOOLS, ToolOutcome
 
 PACING_S = 0.005
+PAUSE = "⏸"
+"""In an answer file: the stream stops here until the test says go (`ScriptedAnswer`)."""
 _PIECE = re.compile(r"\s*\S{1,8}|\s+")
 
 
 class ScriptedAnswer:
-    def __init__(self, text: str) -> None:
+    """Streams `text`; at each `PAUSE` it writes `paused.N` in `control` and waits for `go.N`."""
+
+    def __init__(self, text: str, control: Path) -> None:
         self.text = text
+        self.control = control
+        self._pauses = 0
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        for piece in _PIECE.findall(self.text):
-            await asyncio.sleep(PACING_S)
-            yield TextDelta(text=piece)
+        for number, part in enumerate(self.text.split(PAUSE)):
+            if number:
+                await self._pause()
+            for piece in _PIECE.findall(part):
+                await asyncio.sleep(PACING_S)
+                yield TextDelta(text=piece)
         yield TurnEnd(finish_reason="stop", usage=Usage(input_tokens=100, output_tokens=50))
-        yield MessageComplete(message=AssistantMessage(content=self.text))
+        yield MessageComplete(message=AssistantMessage(content=self.text.replace(PAUSE, "")))
+
+    async def _pause(self) -> None:
+        self._pauses += 1
+        (self.control / f"paused.{self._pauses}").touch()
+        go = self.control / f"go.{self._pauses}"
+        while not go.exists():
+            await asyncio.sleep(0.01)
 
 
 class NoTools:
@@ -47,18 +65,20 @@ class NoTools:
         raise AssertionError("the scripted answer calls no tools")
 
 
-async def main(answer: str) -> int:
-    out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+async def main(answer_file: Path) -> int:
+    out = make_console(file=sys.stdout)
+    err = make_console(stderr=True)
     renderer = TerminalRenderer(out, err)
-    client = ScriptedAnswer(answer)
+    client = ScriptedAnswer(answer_file.read_text(encoding="utf-8"), answer_file.parent)
 
     def make_agent(history: Sequence[Message], recorder: ConversationRecorder | None) -> Agent:
         return Agent(client, NoTools(), system_prompt="", tools=TOOLS, sink=renderer)
 
     conversation = AgentSession(make_agent, store=None, cluster="demo")
-    return await run_repl(conversation, session=PromptSession(), console=out, renderer=renderer)
+    return await run_repl(
+        conversation, session=make_prompt_session(), console=out, renderer=renderer
+    )
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(Path(sys.argv[1]).read_text(encoding="utf-8"))))
+    sys.exit(asyncio.run(main(Path(sys.argv[1]))))

@@ -67,11 +67,14 @@ def test_stream_prints_each_settled_block_once_in_order() -> None:
 
 def test_footer_is_live_only_and_never_reaches_the_scrollback() -> None:
     out = io.StringIO()
-    stream = MarkdownStream(capture_console(out, terminal=True), clock=lambda: 0.0)
+    footer = ""
+    stream = MarkdownStream(
+        capture_console(out, terminal=True), clock=lambda: 0.0, footer=lambda: footer
+    )
     stream.feed("First para.\n\nSecond")
-    stream.set_footer("› typed by the user")
+    footer = "› typed by the user"
+    stream.refresh()
     stream.feed(" para.\n\nThird.")
-    stream.set_footer("")
     stream.finish()
     raw = out.getvalue()
     assert "typed by the user" in raw, "the footer was drawn"

@@ -5,9 +5,12 @@ from __future__ import annotations
 import io
 import json
 
+import pyte
 import pytest
 from pydantic import TypeAdapter
+from rich.console import Console
 
+from navagent.cli.consoles import wrap_at_words
 from navagent.cli.render import (
     CANCELLED_NOTE,
     INTERRUPTED_NOTE,
@@ -41,6 +44,7 @@ from navagent.core.messages import AssistantMessage, ToolCall
 from navagent.core.nav_cli import strip_ansi
 from navagent.core.tools import ToolOutcome
 from tests.cli.harness import capture_console
+from tests.cli.terminal import ReflowScreen
 from tests.core.fakes import call
 
 
@@ -133,8 +137,11 @@ def test_render_refusal_goes_to_stdout_as_a_refusal() -> None:
         REFUSED_NOTE,
         "10 tokens in · 4 out · 14 tokens in context",
     ]
-    history = format_messages([AssistantMessage(refusal="I can't help with that.")]).plain
-    assert history == "agent (refused): I can't help with that."
+    history = io.StringIO()
+    capture_console(history).print(
+        format_messages([AssistantMessage(refusal="I can't help with that.")])
+    )
+    assert history.getvalue() == "agent (refused): I can't help with that.\n"
 
 
 def test_json_sink_carries_the_refusal() -> None:
@@ -327,3 +334,34 @@ def test_render_piped_or_no_markdown_writes_the_raw_text(markdown: bool | None) 
     )
     stream(renderer, MARKDOWN_ANSWER)
     assert strip_ansi(out.getvalue()) == MARKDOWN_ANSWER + "\n"
+
+
+def narrow_terminal(file: io.StringIO, columns: int) -> Console:
+    return wrap_at_words(
+        Console(file=file, force_terminal=True, width=columns, height=30, color_system=None)
+    )
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_render_thinking_refusal_and_notes_wrap_at_words_on_a_terminal(columns: int) -> None:
+    # Issue 20: every line but the answer was written unwrapped; the terminal cut words.
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(
+        narrow_terminal(out, columns), narrow_terminal(err, columns), spinner=False
+    )
+    thought = " ".join(f"reasoning{n:03d}" for n in range(40))
+    refusal = " ".join(f"cannot{n:03d}" for n in range(40))
+    renderer.begin_turn()
+    for index in range(0, len(thought), 5):
+        renderer(ThinkingDelta(text=thought[index : index + 5]))
+    renderer(ToolStarted(index=0, call=call("c1", "sandbox_get", name="dev-box")))
+    for index in range(0, len(refusal), 5):
+        renderer(RefusalDelta(text=refusal[index : index + 5]))
+    renderer(MessageComplete(message=AssistantMessage(refusal=refusal)))
+    renderer(TurnFinished(reason="error", message="the gateway said " + refusal, iterations=1))
+    renderer.end_turn()
+    for file, expected in [(err, thought), (out, refusal)]:
+        screen = ReflowScreen(columns, 30)
+        pyte.Stream(screen).feed(file.getvalue())
+        assert screen.autowraps == 0, screen.rows_autowrapped()
+        assert expected in " ".join(" ".join(screen.all_lines).split())
