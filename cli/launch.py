@@ -301,6 +301,7 @@ class _Launch:
                     confirm_tools=_CONFIRM_TOOLS,
                     assume_yes=o.assume_yes,
                     routing_hint=o.routing_hint,
+                    markdown=o.markdown,
                 ),
                 confirm=confirm if isinstance(confirm, PromptConfirm) else None,
                 sessions_kept=kept,

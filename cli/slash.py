@@ -81,6 +81,8 @@ class SlashState:
     """`--yes` was given: nothing asks before running."""
     routing_hint: str = "agent"
     """The route the next turns ask the gateway for."""
+    markdown: bool = True
+    """`/history` renders answers as markdown (False: `--no-markdown`, raw text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,11 +239,11 @@ def _parameters(schema: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _history(log: tuple[Message, ...]) -> RenderableType:
+def _history(log: tuple[Message, ...], *, markdown: bool) -> RenderableType:
     if not log:
         return Text("Nothing has been said in this conversation yet.", style="dim")
     header = Text(f"{len(log)} messages (the full log, compacted turns included):", "dim")
-    return Group(header, format_messages(log))
+    return Group(header, format_messages(log, markdown=markdown))
 
 
 _VIEWS: dict[str, Callable[[SlashState, str], RenderableType]] = {
@@ -249,6 +251,6 @@ _VIEWS: dict[str, Callable[[SlashState, str], RenderableType]] = {
     "/?": lambda _state, _argument: _help(),
     "/tools": _tools,
     "/show": lambda state, argument: _show(state.log, argument),
-    "/history": lambda state, _argument: _history(state.log),
+    "/history": lambda state, _argument: _history(state.log, markdown=state.markdown),
 }
 """Commands that only show something: (state, argument) -> what to print."""

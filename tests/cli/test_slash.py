@@ -72,6 +72,16 @@ def test_slash_history_shows_calls_and_first_lines_of_results() -> None:
     assert "agent: You have 2 sandboxes." in text
 
 
+@pytest.mark.parametrize("markdown", [True, False])
+def test_slash_history_renders_answers_as_the_session_shows_them(markdown: bool) -> None:
+    log = (UserMessage(content="hi"), AssistantMessage(content="Use **bold** `nav` here."))
+    result, _ = handle_slash_command("/history", SlashState(log=log, markdown=markdown))
+    text = shown(result)
+    raw = "**bold** `nav`" in text
+    assert raw is not markdown  # rendered markdown drops the syntax; --no-markdown keeps it
+    assert "bold" in text
+
+
 def test_slash_history_of_an_empty_conversation_says_so() -> None:
     result, _ = handle_slash_command("/history", SlashState())
     assert "Nothing has been said" in shown(result)
