@@ -159,8 +159,18 @@ class ReflowScreen(pyte.HistoryScreen):
         return row
 
 
+CPR_REQUEST = b"\x1b[6n"
+"""A cursor position request (prompt_toolkit asks at every prompt)."""
+
+
 class PtySession:
-    """A program in a pseudo-terminal, drawn on a `ReflowScreen`."""
+    """A program in a pseudo-terminal, drawn on a `ReflowScreen` as it writes.
+
+    Like a real terminal (and unlike pyte alone) it answers cursor position
+    requests, so prompt_toolkit never waits for an answer that will not
+    come. A test acts when the screen shows what a person would wait for
+    (`wait_for`, `wait_prompt`, `wait_until`); a timeout only bounds a failure.
+    """
 
     def __init__(
         self,
@@ -168,12 +178,14 @@ class PtySession:
         *,
         env: dict[str, str],
         columns: int,
-        lines: int,
+        lines: int = 40,
         cwd: Path | None = None,
+        timeout: float = 30.0,
     ) -> None:
         env = {key: value for key, value in env.items() if key not in ("COLUMNS", "LINES")}
+        self.timeout = timeout
         self.child = pexpect.spawn(
-            argv[0], argv[1:], env=env, cwd=cwd, dimensions=(lines, columns), timeout=30
+            argv[0], argv[1:], env=env, cwd=cwd, dimensions=(lines, columns), timeout=timeout
         )
         self.screen = ReflowScreen(columns, lines)
         self._stream = pyte.ByteStream(self.screen)
@@ -185,7 +197,12 @@ class PtySession:
             while True:
                 data = self.child.read_nonblocking(65536, timeout=wait)
                 self.raw += data
-                self._stream.feed(data)
+                *parts, last = data.split(CPR_REQUEST)
+                for part in parts:
+                    self._stream.feed(part)
+                    cursor = self.screen.cursor
+                    self.child.send(f"\x1b[{cursor.y + 1};{cursor.x + 1}R".encode())
+                self._stream.feed(last)
                 wait = 0
         except pexpect.TIMEOUT:
             return True
@@ -193,10 +210,10 @@ class PtySession:
             return False
 
     def wait_until(
-        self, condition: Callable[[], object], *, timeout: float = 20.0, what: str = ""
+        self, condition: Callable[[], object], *, timeout: float | None = None, what: str = ""
     ) -> None:
         """Pump until `condition()` holds; fail with the screen after `timeout`."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             alive = self.pump()
             if condition():
@@ -207,15 +224,46 @@ class PtySession:
                 state = "timed out" if alive else "the program ended"
                 raise AssertionError(f"{state} waiting for {what or condition}:\n{screen}")
 
-    def wait_for_text(self, text: str, *, timeout: float = 20.0) -> None:
+    def wait_for_text(self, text: str, *, timeout: float | None = None) -> None:
         """Wait until `text` is on screen (rows joined, spaces collapsed)."""
         self.wait_until(lambda: text in self.screen_text(), timeout=timeout, what=repr(text))
+
+    def wait_for(self, text: str, *, timeout: float | None = None) -> None:
+        """Wait until `text` is on screen, on one row or across rows the terminal wrapped."""
+        self.wait_until(
+            lambda: text in self.display or text in self.rows_joined,
+            timeout=timeout,
+            what=repr(text),
+        )
+
+    def wait_prompt(self, prompt: str = "nav>") -> None:
+        """Wait until an empty prompt is the last line: the turn is over, keys go to it."""
+
+        def ready() -> bool:
+            lines = [line for line in self.screen.screen_lines if line.strip()]
+            return bool(lines) and lines[-1] == prompt
+
+        self.wait_until(ready, what=f"the prompt {prompt!r} on the last line")
 
     def screen_text(self) -> str:
         """The screen's rows joined with spaces, whitespace collapsed: text however wrapped."""
         return " ".join(" ".join(self.screen.screen_lines).split())
 
-    def wait_for_file(self, path: Path, *, timeout: float = 20.0) -> None:
+    @property
+    def display(self) -> str:
+        """What the screen shows now, line by line."""
+        return "\n".join(self.screen.screen_lines)
+
+    @property
+    def rows_joined(self) -> str:
+        """The screen's rows end to end, full width: text the terminal wrapped is whole."""
+        return "".join(self.screen.display)
+
+    def lines(self) -> list[str]:
+        """Every line on screen or scrolled off it."""
+        return self.screen.all_lines
+
+    def wait_for_file(self, path: Path, *, timeout: float | None = None) -> None:
         """Wait until `path` exists (a scripted answer reached a pause), reading meanwhile.
 
         The program blocks when nobody reads what it writes: keep pumping.
@@ -223,6 +271,7 @@ class PtySession:
         self.wait_until(path.exists, timeout=timeout, what=str(path))
 
     def send(self, keys: str | bytes) -> None:
+        """One write to the terminal, as a key or a paste arrives."""
         self.child.send(keys)
 
     def resize(self, columns: int, lines: int) -> None:
@@ -231,8 +280,8 @@ class PtySession:
         self.screen.reflow(columns, lines)
         self.child.setwinsize(lines, columns)
 
-    def finish(self, *, timeout: float = 20.0) -> int:
-        """Wait for the program to exit; its status."""
+    def finish(self, *, timeout: float | None = None) -> int:
+        """Wait for the program to exit (reading everything); its exit status."""
         self.wait_until(lambda: not self.child.isalive(), timeout=timeout, what="exit")
         self.pump()
         self.child.close()

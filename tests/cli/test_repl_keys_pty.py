@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.harness import PtyScreen
+from tests.cli.terminal import PtySession
 
 pytestmark = pytest.mark.slow  # each test starts a program in a terminal
 
@@ -57,9 +57,8 @@ class Gated:
         path = tmp_path / "script.json"
         script = {"gates": str(self.gates), "state": str(tmp_path / "state"), **script}
         path.write_text(json.dumps(script), encoding="utf-8")
-        self.term = PtyScreen(
-            sys.executable,
-            ["-m", "tests.cli.gated_repl", str(path)],
+        self.term = PtySession(
+            [sys.executable, "-m", "tests.cli.gated_repl", str(path)],
             env=colour_env(tmp_path),
             columns=columns,
             cwd=ROOT,
@@ -83,7 +82,7 @@ def gated(tmp_path: Path) -> Iterator[Any]:
         each.term.close()
 
 
-def leave(term: PtyScreen) -> None:
+def leave(term: PtySession) -> None:
     term.wait_prompt()
     term.send(CTRL_D)
     assert term.finish() == 0, term.display

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.harness import NAV, PtyScreen, run_nav
+from tests.cli.harness import NAV, run_nav
+from tests.cli.terminal import PtySession
 from tests.cli.test_repl_keys_pty import CTRL_D, ENTER, WIDTHS, colour_env
 
 pytestmark = pytest.mark.slow  # each test starts `nav agent --demo` in a terminal
@@ -21,13 +22,13 @@ pytestmark = pytest.mark.slow  # each test starts `nav agent --demo` in a termin
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d \d\d:\d\d\b")
 
 
-def demo(tmp_path: Path, *args: str, columns: int = 80) -> PtyScreen:
-    term = PtyScreen(NAV, ["agent", "--demo", *args], env=colour_env(tmp_path), columns=columns)
+def demo(tmp_path: Path, *args: str, columns: int = 80) -> PtySession:
+    term = PtySession([NAV, "agent", "--demo", *args], env=colour_env(tmp_path), columns=columns)
     term.wait_prompt()
     return term
 
 
-def leave(term: PtyScreen) -> int:
+def leave(term: PtySession) -> int:
     term.wait_prompt()
     term.send(CTRL_D)
     return term.finish()
@@ -109,7 +110,7 @@ def test_sessions_table_keeps_dates_and_headers_whole(tmp_path: Path, columns: i
     ]:
         made = run_nav("agent", "--demo", "--session", name, "-p", prompt, env=env)
         assert made.returncode == 0, made.stderr
-    term = PtyScreen(NAV, ["agent", "sessions"], env=env, columns=columns)
+    term = PtySession([NAV, "agent", "sessions"], env=env, columns=columns)
     try:
         assert term.finish() == 0
     finally:

@@ -175,6 +175,9 @@ def test_server_notices_promptly_when_the_client_leaves_a_stalled_stream(sim) ->
         ) as response:
             lines = response.iter_lines()
             assert next(lines).startswith("event: message_start")
+            deltas = 0
+            while deltas < 2:  # read up to the stall, so what was sent does not race the exit
+                deltas += next(lines) == "event: content_block_delta"
         left_at = time.monotonic()
     (record,) = sim.wait_for(lambda rs: bool(rs) and rs[-1].closed_by_client, timeout=2)
     assert record.closed_at is not None and record.closed_at - left_at < 0.5

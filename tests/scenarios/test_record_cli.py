@@ -10,15 +10,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pexpect
 import pytest
 import yaml
 
 from navagent.core.messages import UserMessage
 from navagent.core.sessions import SessionStore
+from tests.cli.terminal import PtySession
 from tests.scenarios.stand_ins import (
     CLUSTER,
     CONVERSATIONS,
@@ -140,36 +139,32 @@ def test_a_saved_session_is_exported_as_a_scenario_when_it_was_recorded(tmp_path
     assert not list((tmp_path / "state" / "recordings").iterdir())
 
 
-def _repl_record(child: pexpect.spawn, first: str, second: str) -> None:
+def _repl_record(term: PtySession, first: str, second: str) -> None:
     """Say `first`, `/record repl-check`, say `second`, leave; the recording is reported."""
-    child.expect_exact("nav>")
-    child.send(first + "\r")
-    child.expect_exact("tokens in")
-    child.expect_exact("nav>")
-    time.sleep(0.3)
-    child.send("/record repl-check\r")
-    child.expect_exact("will be written as scenarios/repl-check.yaml")
-    child.expect_exact("nav>")
-    time.sleep(0.3)
-    child.send(second + "\r")
-    child.expect_exact("tokens in")
-    child.expect_exact("nav>")
-    time.sleep(0.3)
-    child.send("exit\r")
-    child.expect_exact("recorded scenarios/repl-check.yaml (2 turns, openai)")
-    child.expect(pexpect.EOF)
+    term.wait_prompt()
+    term.send(first + "\r")
+    term.wait_for("tokens in")
+    term.wait_prompt()
+    term.send("/record repl-check\r")
+    term.wait_for_text("will be written as scenarios/repl-check.yaml")
+    term.wait_prompt()
+    term.send(second + "\r")
+    term.wait_for("tokens in")
+    term.wait_prompt()
+    term.send("exit\r")
+    assert term.finish() == 0
+    assert "recorded scenarios/repl-check.yaml (2 turns, openai)" in " ".join(
+        " ".join(term.lines()).split()
+    )
 
 
 def test_record_in_the_demo_repl_writes_the_whole_conversation_so_far(tmp_path: Path) -> None:
     env = env_for(tmp_path) | {"TERM": "xterm"}
-    child = pexpect.spawn(
-        NAV, ["agent", "--demo"], cwd=tmp_path, env=env, timeout=TIMEOUT,
-        dimensions=(40, 120), encoding="utf-8",
-    )  # fmt: skip
+    term = PtySession([NAV, "agent", "--demo"], env=env, columns=120, cwd=tmp_path)
     try:
-        _repl_record(child, "list my sandboxes", "why is gpu-trainer failing?")
+        _repl_record(term, "list my sandboxes", "why is gpu-trainer failing?")
     finally:
-        child.close(force=True)
+        term.close()
     data = yaml.safe_load((tmp_path / "scenarios" / "repl-check.yaml").read_text("utf-8"))
     assert [turn["user"] for turn in data["turns"]] == [
         "list my sandboxes",
@@ -200,14 +195,14 @@ def test_record_in_the_repl_against_real_streams_and_a_real_looking_cluster(
             "XDG_CONFIG_HOME": str(home / "config"),
             "TERM": "xterm",
         }
-        child = pexpect.spawn(
-            NAV, ["agent", "--routes", str(routes), "--cluster", CLUSTER],
-            cwd=project, env=env, timeout=TIMEOUT, dimensions=(40, 120), encoding="utf-8",
+        term = PtySession(
+            [NAV, "agent", "--routes", str(routes), "--cluster", CLUSTER],
+            env=env, columns=120, cwd=project,
         )  # fmt: skip
         try:
-            _repl_record(child, "how is my cluster doing?", "thanks")
+            _repl_record(term, "how is my cluster doing?", "thanks")
         finally:
-            child.close(force=True)
+            term.close()
     stand_in.unlink()
     data = yaml.safe_load((project / "scenarios" / "repl-check.yaml").read_text("utf-8"))
     assert data["options"].get("confirmation", "ask") == "ask"
