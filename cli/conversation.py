@@ -86,6 +86,20 @@ class RecordTarget:
     secrets: tuple[str, ...] = ()
     """The cluster's certificate material: a file holding any of it is refused."""
 
+    async def write(self, capture: Path, name: str) -> ExportResult | ExportError:
+        """Write the capture in folder `capture` as scenario `name` here; why not, if not."""
+        try:
+            return await export_capture(
+                capture,
+                name=name,
+                scenario_dir=self.scenario_dir,
+                cassette_dir=self.cassette_dir,
+                filters=self.filters,
+                secrets=self.secrets,
+            )
+        except ExportError as exc:
+            return exc
+
 
 class AgentSession:
     """The agent and session the user is talking to right now.
@@ -324,18 +338,7 @@ class AgentSession:
         self.recording = None
         if name is None or folder is None:
             return None
-        target = self._target
-        try:
-            return await export_capture(
-                folder,
-                name=name,
-                scenario_dir=target.scenario_dir,
-                cassette_dir=target.cassette_dir,
-                filters=target.filters,
-                secrets=target.secrets,
-            )
-        except ExportError as exc:
-            return exc
+        return await self._target.write(folder, name)
 
     @property
     def routing_hint(self) -> str:

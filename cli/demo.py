@@ -21,12 +21,11 @@ from typing import Self
 
 import httpx
 
+from navagent.cli.embedded import EmbeddedGateway
 from navagent.core.wire_formats import FORMAT_IDS, WireFormatId, wire_format
 from navagent.fixtures.harness import CapturedRoute
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway.routes import parse_routes
-from navagent.gateway.server import Gateway
-from navagent.gateway.settings import GatewaySettings
 
 __all__ = [
     "DEMO_CLUSTER",
@@ -107,10 +106,9 @@ class DemoStack:
         self._routing_hint = routing_hint
         self._pacing_ms = pacing_ms
         self._transport = transport
-        self._http: httpx.AsyncClient | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._provider: SimulatedProvider | None = None
-        self._gateway: Gateway | None = None
+        self._gateway: EmbeddedGateway | None = None
         self.address = ""
         self.nav_sim = Path()
         self.tool_env: dict[str, str] = {}
@@ -176,11 +174,7 @@ class DemoStack:
             source="nav agent --demo",
             environ={},
         )
-        settings = GatewaySettings.loopback(grace_period_s=0.0)
-        if self._transport is not None:
-            self._http = httpx.AsyncClient(transport=self._transport)
-        self._gateway = Gateway(settings, routes, http_client=self._http)
-        await self._gateway.start()
+        self._gateway = await EmbeddedGateway(routes, transport=self._transport).__aenter__()
         self.address = self._gateway.address
         self.nav_sim = find_nav_sim(scratch)
         self.tool_env = {**os.environ, "NAV_SIM_STATE": str(scratch / "cluster.json")}
@@ -195,10 +189,7 @@ class DemoStack:
             provider.stop()
         gateway, self._gateway = self._gateway, None
         if gateway is not None:
-            await gateway.stop(grace_s=0)
-        http, self._http = self._http, None
-        if http is not None:
-            await http.aclose()
+            await gateway.aclose()
         scratch, self._scratch = self._scratch, None
         if scratch is not None:
             scratch.cleanup()

@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from navagent.cli.conversation import RecordTarget
 from navagent.cli.recording import record_target, recording_report
 from navagent.core.messages import (
     AssistantMessage,
@@ -33,10 +32,8 @@ from navagent.core.sessions import (
 )
 from navagent.fixtures.harness import (
     RECORDINGS_FOLDER,
-    ExportError,
     ExportResult,
     FilterError,
-    export_capture,
     find_capture,
     read_capture,
     remove_captures,
@@ -283,26 +280,10 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
             )
         )
         return 1
-    result = _export(folder, name, target)
+    result = asyncio.run(target.write(folder, name))
     for line, style in recording_report(result):
         err.print(Text(line, style=style))
     return 0 if isinstance(result, ExportResult) else 1
-
-
-def _export(folder: Path, name: str, target: RecordTarget) -> ExportResult | ExportError:
-    try:
-        return asyncio.run(
-            export_capture(
-                folder,
-                name=name,
-                scenario_dir=target.scenario_dir,
-                cassette_dir=target.cassette_dir,
-                filters=target.filters,
-                secrets=target.secrets,
-            )
-        )
-    except ExportError as exc:
-        return exc
 
 
 def rename_session(name_or_id: str, new_name: str) -> int:

@@ -172,6 +172,7 @@ def run_nav(
     env: dict[str, str],
     stdin: str | None = None,
     timeout: float = 30,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run the installed `nav` console script as a user would."""
     return subprocess.run(
@@ -181,6 +182,7 @@ def run_nav(
         text=True,
         timeout=timeout,
         env=env,
+        cwd=cwd,
     )
 
 

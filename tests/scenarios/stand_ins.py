@@ -18,6 +18,7 @@ certificates never reach a cassette.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import threading
@@ -192,3 +193,46 @@ def routes_yaml(provider: StandInProvider, wire_format: str, protocol: str) -> s
         f"    protocols: [{protocol}]\n"
         "    api_key_env: STAND_IN_KEY\n"
     )
+
+
+def offline_env(home: Path) -> dict[str, str]:
+    """No key, no tool binary, no cluster config, sessions under `home`: a CI machine."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("NAV_", "NAVIGATOR_", "XDG_", "STAND_IN"))
+    }
+    return env | {"HOME": str(home), "NAV_AGENT_STATE_DIR": str(home / "state"), "NO_COLOR": "1"}
+
+
+@dataclass(frozen=True)
+class StandInWorld:
+    """A user's machine with the stand-in cluster configured, and a project folder."""
+
+    project: Path
+    home: Path
+    nav: Path
+    """The stand-in `nav` (delete it to take the cluster away)."""
+
+    @classmethod
+    def make(cls, tmp_path: Path) -> StandInWorld:
+        project, home = tmp_path / "project", tmp_path / "home"
+        project.mkdir()
+        (home / "config").mkdir(parents=True)
+        write_navigator_config(home / "config")
+        return cls(project=project, home=home, nav=write_stand_in_nav(tmp_path))
+
+    def routes(self, provider: StandInProvider, wire_format: str, protocol: str) -> Path:
+        """A routes file to `provider`."""
+        path = self.home / "routes.yaml"
+        path.write_text(routes_yaml(provider, wire_format, protocol), encoding="utf-8")
+        return path
+
+    def live_env(self, **extra: str) -> dict[str, str]:
+        """The environment of a session on the stand-ins: the key, the nav, the cluster config."""
+        return offline_env(self.home) | {
+            "STAND_IN_KEY": STAND_IN_KEY,
+            "NAV_AGENT_CLI": str(self.nav),
+            "XDG_CONFIG_HOME": str(self.home / "config"),
+            **extra,
+        }

@@ -7,9 +7,7 @@ real provider's (`test_record_session.py` proves those with real streams).
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,39 +15,29 @@ import yaml
 
 from navagent.core.messages import UserMessage
 from navagent.core.sessions import SessionStore
+from tests.cli.harness import NAV, run_nav
 from tests.cli.terminal import PtySession
 from tests.scenarios.stand_ins import (
     CLUSTER,
     CONVERSATIONS,
-    STAND_IN_KEY,
     StandInProvider,
-    routes_yaml,
-    write_navigator_config,
-    write_stand_in_nav,
+    StandInWorld,
+    offline_env,
 )
+
+Run = subprocess.CompletedProcess[str]
 
 pytestmark = pytest.mark.slow  # each test starts `nav` processes
 
-NAV = str(Path(sys.executable).with_name("nav"))
 TIMEOUT = 60
 
 
 def env_for(home: Path) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("NAV_", "NAVIGATOR_", "XDG_"))
-    }
-    return env | {"HOME": str(home), "NAV_AGENT_STATE_DIR": str(home / "state"), "NO_COLOR": "1"}
+    return offline_env(home)
 
 
-def nav(
-    *args: str, cwd: Path, env: dict[str, str], stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [NAV, *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
-        timeout=TIMEOUT, check=False,
-    )  # fmt: skip
+def nav(*args: str, cwd: Path, env: dict[str, str], stdin: str = "") -> Run:
+    return run_nav(*args, env=env, stdin=stdin, timeout=TIMEOUT, cwd=cwd)
 
 
 @pytest.mark.parametrize(
@@ -180,32 +168,20 @@ def test_record_in_the_repl_against_real_streams_and_a_real_looking_cluster(
 ) -> None:
     """The pty REPL against the stand-ins (real recorded streams, a cluster unlike nav-sim)."""
     bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
-    home = tmp_path / "home"
-    (home / "config").mkdir(parents=True)
-    write_navigator_config(home / "config")
-    project = tmp_path / "project"
-    project.mkdir()
-    stand_in = write_stand_in_nav(tmp_path)
+    world = StandInWorld.make(tmp_path)
     with StandInProvider(bodies) as provider:
-        routes = tmp_path / "routes.yaml"
-        routes.write_text(routes_yaml(provider, "openai", "openai_chat_completions"), "utf-8")
-        env = env_for(home) | {
-            "STAND_IN_KEY": STAND_IN_KEY,
-            "NAV_AGENT_CLI": str(stand_in),
-            "XDG_CONFIG_HOME": str(home / "config"),
-            "TERM": "xterm",
-        }
+        routes = world.routes(provider, "openai", "openai_chat_completions")
         term = PtySession(
             [NAV, "agent", "--routes", str(routes), "--cluster", CLUSTER],
-            env=env, columns=120, cwd=project,
+            env=world.live_env(TERM="xterm"), columns=120, cwd=world.project,
         )  # fmt: skip
         try:
             _repl_record(term, "how is my cluster doing?", "thanks")
         finally:
             term.close()
-    stand_in.unlink()
-    data = yaml.safe_load((project / "scenarios" / "repl-check.yaml").read_text("utf-8"))
+    world.nav.unlink()
+    data = yaml.safe_load((world.project / "scenarios" / "repl-check.yaml").read_text("utf-8"))
     assert data["options"].get("confirmation", "ask") == "ask"
     assert [turn["user"] for turn in data["turns"]] == ["how is my cluster doing?", "thanks"]
-    replay = nav("scenario", "replay", "repl-check", cwd=project, env=env_for(home))
+    replay = nav("scenario", "replay", "repl-check", cwd=world.project, env=env_for(world.home))
     assert replay.returncode == 0, replay.stdout

@@ -11,7 +11,6 @@ fails it, saying where.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from navagent.core.wire_formats import wire_format
+from tests.cli.harness import run_nav
 from tests.scenarios.stand_ins import (
     CERT_LINE,
     CLUSTER,
@@ -27,14 +27,14 @@ from tests.scenarios.stand_ins import (
     CONVERSATIONS,
     STAND_IN_KEY,
     StandInProvider,
-    routes_yaml,
-    write_navigator_config,
-    write_stand_in_nav,
+    StandInWorld,
+    offline_env,
 )
+
+Run = subprocess.CompletedProcess[str]
 
 pytestmark = pytest.mark.slow  # each test starts `nav` processes
 
-NAV = [str(Path(sys.executable).with_name("nav"))]
 LAST_ANSWER_PIECE = {
     "openai": ('"content":" test"', '"content":" tset"'),
     "anthropic": ('"text":"!"', '"text":"?"'),
@@ -44,66 +44,34 @@ TIMEOUT = 60
 TURNS = ("how is my cluster doing?", "thanks. anything else I should know?")
 
 
-def _clean_env(home: Path) -> dict[str, str]:
-    """No key, no tool binary, no cluster config: what a CI machine has."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("NAV_", "NAVIGATOR_", "XDG_", "STAND_IN"))
-    }
-    env |= {"HOME": str(home), "NAV_AGENT_STATE_DIR": str(home / "state"), "NO_COLOR": "1"}
-    return env
+def nav(*args: str, world: StandInWorld, env: dict[str, str], stdin: str = "") -> Run:
+    return run_nav(*args, env=env, stdin=stdin, timeout=TIMEOUT, cwd=world.project)
 
 
-def _nav(
-    args: list[str], *, cwd: Path, env: dict[str, str], stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*NAV, *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-
-
-def _record(tmp_path: Path, wire: str) -> tuple[Path, dict[str, str], StandInProvider]:
-    """Run the session with the stand-ins; return the project folder and a clean env."""
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    (home / "config").mkdir(parents=True)
-    write_navigator_config(home / "config")
-    nav = write_stand_in_nav(tmp_path)
+def record(world: StandInWorld, wire: str, *, turns: tuple[str, ...] = TURNS, name: str) -> Run:
+    """The session, run as a user runs it, against the stand-ins; then the cluster is gone."""
     bodies = [stream.body() for stream in CONVERSATIONS[wire]]
     with StandInProvider(bodies) as provider:
-        routes = tmp_path / "routes.yaml"
-        routes.write_text(routes_yaml(provider, wire, wire_format(wire).protocol), "utf-8")
-        env = _clean_env(home) | {
-            "STAND_IN_KEY": STAND_IN_KEY,
-            "NAV_AGENT_CLI": str(nav),
-            "XDG_CONFIG_HOME": str(home / "config"),
-        }
-        run = _nav(
-            ["agent", "--routes", str(routes), "--cluster", CLUSTER, "--record", "prod-check"],
-            cwd=project,
-            env=env,
-            stdin="\n".join(TURNS) + "\n",
-        )
-        assert run.returncode == 0, run.stderr
-        assert "recorded scenarios/prod-check.yaml (2 turns" in run.stderr, run.stderr
-    nav.unlink()  # the cluster is gone too
-    assert len(provider.requests) == 3
-    return project, _clean_env(home), provider
+        routes = world.routes(provider, wire, wire_format(wire).protocol)
+        run = nav(
+            "agent", "--routes", str(routes), "--cluster", CLUSTER, "--record", name,
+            world=world, env=world.live_env(), stdin="\n".join(turns) + "\n",
+        )  # fmt: skip
+    world.nav.unlink()
+    # The first turn calls tools, then answers (two requests); every other turn answers.
+    assert len(provider.requests) == len(turns) + 1, run.stderr
+    return run
 
 
 @pytest.mark.parametrize("wire", sorted(CONVERSATIONS))
 def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
     tmp_path: Path, wire: str
 ) -> None:
-    project, env, _ = _record(tmp_path, wire)
+    world = StandInWorld.make(tmp_path)
+    run = record(world, wire, name="prod-check")
+    assert run.returncode == 0, run.stderr
+    assert "recorded scenarios/prod-check.yaml (2 turns" in run.stderr, run.stderr
+    project, env = world.project, offline_env(world.home)
     scenario = project / "scenarios" / "prod-check.yaml"
     tools = project / "cassettes" / "tools" / "prod-check.yaml"
     provider = project / "cassettes" / wire_format(wire).cassette_folder / "prod-check.yaml"
@@ -125,7 +93,7 @@ def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
         assert secret not in written
     assert "https://cluster-endpoint.invalid" in tools.read_text("utf-8")
 
-    replay = _nav(["scenario", "replay", "prod-check"], cwd=project, env=env)
+    replay = nav("scenario", "replay", "prod-check", world=world, env=env)
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert f"PASS  prod-check[{wire}]" in replay.stdout
     assert replay.stderr == ""
@@ -137,7 +105,7 @@ def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
 
     original = tools.read_text("utf-8")
     tools.write_text(original.replace("etl-nightly", "etl-hourly"), "utf-8")
-    broken = _nav(["scenario", "replay", "prod-check"], cwd=project, env=env)
+    broken = nav("scenario", "replay", "prod-check", world=world, env=env)
     assert broken.returncode == 1 and broken.stderr == ""  # one block, no vcrpy advice
     assert "turn 1, request 2" in broken.stdout
     assert "served from the tool cassette tools/prod-check.yaml" in broken.stdout
@@ -147,7 +115,7 @@ def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
     piece, changed = LAST_ANSWER_PIECE[wire]
     assert recorded.count(piece) == 1
     provider.write_text(recorded.replace(piece, changed), "utf-8")
-    broken = _nav(["scenario", "replay", "prod-check"], cwd=project, env=env)
+    broken = nav("scenario", "replay", "prod-check", world=world, env=env)
     assert broken.returncode == 1, broken.stdout
     assert "turn 2" in broken.stdout and "answer" in broken.stdout
 
@@ -155,33 +123,13 @@ def test_a_recorded_session_replays_offline_and_fails_when_a_cassette_changes(
 def test_a_recording_that_would_keep_certificate_material_is_refused_and_leaves_nothing(
     tmp_path: Path,
 ) -> None:
-    bodies = [stream.body() for stream in CONVERSATIONS["openai"]]
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    (home / "config").mkdir(parents=True)
-    write_navigator_config(home / "config")
-    nav = write_stand_in_nav(tmp_path)
+    world = StandInWorld.make(tmp_path)
     # This cluster's nav prints its certificate (a misconfigured debug flag, say).
-    nav.write_text(
-        nav.read_text("utf-8").replace("Version: 0.9.4", f"Version: 0.9.4\\n  {CERT_LINE}"),
-        "utf-8",
-    )
-    with StandInProvider(bodies) as provider:
-        routes = tmp_path / "routes.yaml"
-        routes.write_text(routes_yaml(provider, "openai", "openai_chat_completions"), "utf-8")
-        env = _clean_env(home) | {
-            "STAND_IN_KEY": STAND_IN_KEY,
-            "NAV_AGENT_CLI": str(nav),
-            "XDG_CONFIG_HOME": str(home / "config"),
-        }
-        run = _nav(
-            ["agent", "--routes", str(routes), "--cluster", CLUSTER, "--record", "leaky"],
-            cwd=project,
-            env=env,
-            stdin=TURNS[0] + "\n",
-        )
+    text = world.nav.read_text("utf-8")
+    world.nav.write_text(text.replace("Version: 0.9.4", f"Version: 0.9.4\\n  {CERT_LINE}"), "utf-8")
+    run = record(world, "openai", turns=TURNS[:1], name="leaky")
     assert run.returncode == 0  # the conversation itself went fine
     assert "not recorded: the recording was refused" in run.stderr
     assert "looks like the cluster's certificate or key" in run.stderr
     assert CERT_LINE not in run.stderr
-    assert not list(project.rglob("*.yaml")), "no partial file may stay behind"
+    assert not list(world.project.rglob("*.yaml")), "no partial file may stay behind"
