@@ -37,8 +37,9 @@ STREAMS = REAL
 """The real corpus (None when it is not found: `MISSING` says why)."""
 CLUSTER = "prod"
 CLUSTER_ENDPOINT = "https://10.20.30.40:8080"
-STAND_IN_KEY = "sk-standin-9f8e7d6c5b4a39281706"
-"""Credential-shaped on purpose: the key scan must never find it in a recording."""
+STAND_IN_KEY = "stand-in-route-key-not-a-credential-0001"
+"""Not credential-shaped on purpose: only masking the route's own key keeps it out of a
+recording (the shapes have their own tests in test_keyscan.py)."""
 CERT_LINE = "MIIBszCCAVmgAwIBAgIUQ2VydGlmaWNhdGUtbWF0ZXJpYWwtc3RhbmQtaW4tMDAx"
 
 
