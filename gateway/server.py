@@ -12,7 +12,7 @@ import errno
 import logging
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
@@ -119,12 +119,14 @@ class Gateway:
         slots: WorkerSlots | None = None,
         reuse_port: bool = False,
         callers: CallerTable | None | Literal["from settings"] = "from settings",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """Set up the servicer; `slots`, `reuse_port` and `callers` are for supervised workers.
 
         A worker (`navagent.gateway.workers`) counts its streams in slots
         shared across workers, shares the listening port with them, and is
         handed its callers by the supervisor instead of reading the file.
+        `sleep` waits out the retry back-off (the fault sweep skips the wait).
         """
         self.settings = settings
         self.routes = routes
@@ -147,6 +149,7 @@ class Gateway:
             routes,
             Upstream(self._http, timeouts=timeouts),
             policy=RetryPolicy(attempts_per_route=settings.attempts_per_route),
+            sleep=sleep,
         )
         self.service = ChatService(
             self.dispatcher,
