@@ -367,3 +367,73 @@ def record(
         )
     if failed:
         raise typer.Exit(1)
+
+
+@scenario_app.command("sweep")
+def sweep(
+    paths: PathsArgument = None,
+    provider: Annotated[
+        FormatChoice,
+        typer.Option(help="Sweep the cassettes of this wire format; all: every format."),
+    ] = "all",
+    budget: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Points per scenario x format; a larger grid is sampled by hypothesis"
+            " (pairs of faults too) and its first failure shrunk.",
+        ),
+    ] = 30,
+    seed: Annotated[int, typer.Option(help="Hypothesis seed (printed, to repeat a run).")] = 0,
+    point: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--point",
+            help="Run only this point (as a reproducer prints it, e.g. reset@request2+3).",
+        ),
+    ] = None,
+    cassettes: CassettesOption = None,
+) -> None:
+    """Replay scenarios through every fault their cassettes allow; exit 1 on any violation.
+
+    Faults: per provider request (429, 500, 503, 529, refused, no first byte),
+    per content delta of its response (reset, stall, malformed event, the
+    provider's error event, no finish), per tool call (exit, hang, huge, not
+    UTF-8, empty). Invariants and the hook: scenarios/README.md.
+    """
+    from navagent.fixtures.harness._invariants import load_invariants
+    from navagent.fixtures.harness._runner import plan_replays
+    from navagent.fixtures.harness._sweep import (
+        GridResult,
+        SweepOptions,
+        configured_invariants,
+        run_sweep,
+    )
+    from navagent.fixtures.harness._sweep_faults import parse_point
+    from navagent.fixtures.harness._sweep_report import grid_text, reproducer, summary_line
+
+    scenarios = _load(paths)
+    try:
+        points = tuple(parse_point(text) for text in point or [])
+        invariants = load_invariants(configured_invariants(Path.cwd()))
+    except ValueError as exc:
+        raise _fail(f"nav scenario sweep: {exc}") from None
+    jobs = [
+        job
+        for scenario in scenarios
+        for job in plan_replays(
+            [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
+        )
+    ]
+    options = SweepOptions(budget=budget, seed=seed, points=points, invariants=invariants)
+
+    def show(grid: GridResult) -> None:
+        typer.echo(grid_text(grid))
+        for result in grid.violations:
+            typer.echo(reproducer(grid, result))
+
+    started = time.perf_counter()
+    grids = run_sweep(jobs, options, on_grid=show)
+    typer.echo(f"{summary_line(grids)} in {time.perf_counter() - started:.1f}s (seed {seed})")
+    if any(grid.violations or grid.error for grid in grids):
+        raise typer.Exit(1)
