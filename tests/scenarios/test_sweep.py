@@ -1,0 +1,196 @@
+"""The fault sweep: its fault space, its invariants, and that it catches a planted defect."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from navagent.cli.app import app
+from navagent.core.agent import Agent
+from navagent.core.events import ChatError
+from navagent.core.messages import AssistantMessage, ToolCall
+from navagent.fixtures.harness import load_scenario, plan_replays, replay_scenario
+from navagent.fixtures.harness._invariants import (
+    INVARIANTS,
+    PointRun,
+    side_effects_once,
+    valid_history,
+)
+from navagent.fixtures.harness._recorder import record_scenario, simulated_target
+from navagent.fixtures.harness._sweep import SweepOptions, sweep_grid
+from navagent.fixtures.harness._sweep_faults import (
+    REQUEST_FAULTS,
+    STREAM_FAULTS,
+    TOOL_FAULTS,
+    FaultPoint,
+    FaultSpace,
+    parse_point,
+)
+from navagent.fixtures.harness._sweep_report import (
+    grid_text,
+    pinned_scenario,
+    reproducer,
+    summary_line,
+)
+from navagent.fixtures.harness._transcript import Transcript, ToolStep, TranscriptTurn
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios" / "create-confirmed-delete-declined.yaml"
+
+
+@st.composite
+def _points(draw: st.DrawFn) -> FaultPoint:
+    where = draw(st.sampled_from(["request", "stream", "tool"]))
+    kinds = {"request": REQUEST_FAULTS, "stream": STREAM_FAULTS, "tool": TOOL_FAULTS}[where]
+    after = draw(st.integers(1, 50)) if where == "stream" else 0
+    return FaultPoint(where, draw(st.integers(1, 40)), draw(st.sampled_from(kinds)), after)  # type: ignore[arg-type]
+
+
+@given(_points())
+def test_a_point_reads_back_from_its_text(point: FaultPoint) -> None:
+    assert parse_point(str(point)) == point
+
+
+@pytest.mark.parametrize(
+    "text", ["reset", "reset@request0+1", "reset@request2", "http-429@request1+2", "hang@request1"]
+)
+def test_a_malformed_point_says_which_forms_work(text: str) -> None:
+    with pytest.raises(ValueError, match="expected KIND@requestN"):
+        parse_point(text)
+
+
+def test_the_space_has_every_fault_at_every_position() -> None:
+    space = FaultSpace(deltas=(2, 0), tool_calls=1)
+    points = space.points()
+    assert len(points) == 2 * len(REQUEST_FAULTS) + 2 * len(STREAM_FAULTS) + len(TOOL_FAULTS)
+    assert len(set(points)) == len(points)
+    assert all(space.contains(point) for point in points)
+    assert not space.contains(FaultPoint("stream", 2, "reset", 1))  # request 2 has no delta
+    assert not space.contains(FaultPoint("tool", 2, "hang"))
+
+
+def _run(transcript: Transcript | None = None, **fields: object) -> PointRun:
+    return PointRun(scenario="s", provider="anthropic", point=None, transcript=transcript, **fields)  # type: ignore[arg-type]
+
+
+def test_a_side_effect_repeated_by_a_fault_is_a_violation() -> None:
+    delete = ("nav", "--cluster", "demo", "sandbox", "delete", "dev-box")
+    baseline = _run(runs=[delete])
+    assert side_effects_once(_run(runs=[delete], baseline=baseline)) == []
+    found = side_effects_once(_run(runs=[delete, delete], baseline=baseline))
+    assert found and "ran 2 times" in found[0]
+    reads = ("nav", "--cluster", "demo", "sandbox", "list")
+    assert side_effects_once(_run(runs=[reads, reads], baseline=_run(runs=[reads]))) == []
+
+
+def test_a_side_effect_without_its_confirmation_is_a_violation() -> None:
+    step = ToolStep(id="c", name="sandbox_delete", arguments={}, status="ok", confirmed=None)
+    transcript = Transcript(
+        scenario="s", provider="anthropic", turns=(TranscriptTurn(user="u", steps=(step,)),)
+    )
+    assert "without its confirmation" in side_effects_once(_run(transcript))[0]
+    confirmed = transcript.model_copy(
+        update={
+            "turns": (
+                TranscriptTurn(user="u", steps=(step.model_copy(update={"confirmed": True}),)),
+            )
+        }
+    )
+    assert side_effects_once(_run(confirmed)) == []
+
+
+def test_a_dangling_tool_call_is_refused_by_every_format() -> None:
+    dangling = AssistantMessage(
+        content="", tool_calls=(ToolCall(id="call_1", name="sandbox_list", arguments="{}"),)
+    )
+    found = valid_history(_run(history=(dangling,)))
+    assert any("tool-call rule" in problem for problem in found)
+    refused = {problem.split()[0] for problem in found if "refuses the next turn" in problem}
+    assert refused == {"openai", "openai-responses", "anthropic"}
+
+
+def _job() -> object:
+    (job,) = plan_replays([load_scenario(SCENARIO)], ["anthropic"])
+    return job
+
+
+def test_a_small_sweep_of_todays_agent_is_clean() -> None:
+    job = _job()
+    grid = sweep_grid(job, SweepOptions(budget=4, seed=1, invariants=dict(INVARIANTS)))  # type: ignore[arg-type]
+    assert grid.error == ""
+    assert grid.space is not None and grid.space.tool_calls == 3
+    assert len(grid.results) == 5  # the baseline and four sampled points
+    assert grid.violations == []
+    text = grid_text(grid)
+    assert "sampled by hypothesis, seed 1" in text
+    assert summary_line([grid]).startswith("sweep: 1 scenario x format, 4 points, 0 violations")
+
+
+def _leaky_complete(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plants a defect: a failed completion leaves the tool call it had started, unanswered."""
+    original = Agent._complete
+
+    async def leaky(self: Agent) -> object:
+        result = await original(self)
+        if isinstance(result, ChatError):
+            call = ToolCall(id="toolu_lost", name="sandbox_list", arguments="{}")
+            self._append(AssistantMessage(content="", tool_calls=(call,)))
+        return result
+
+    monkeypatch.setattr(Agent, "_complete", leaky)
+
+
+@pytest.mark.slow
+def test_the_sweep_catches_a_planted_unanswered_call_and_its_reproducer_fails_a_replay(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _leaky_complete(monkeypatch)
+    point = parse_point("reset@request2+1")  # turn 1's answer breaks after one delta
+    job = _job()
+    grid = sweep_grid(job, SweepOptions(points=(point,), invariants=dict(INVARIANTS)))  # type: ignore[arg-type]
+    (violation,) = grid.violations
+    assert "valid-history" in dict(violation.breaches)
+    printed = reproducer(grid, violation)
+    assert "[sim-fault: reset after=1 step=2]" in printed
+    assert "--point reset@request2+1" in printed
+    assert "[valid-history]" in printed
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    pinned = folder / SCENARIO.name
+    pinned.write_text(pinned_scenario(grid, violation), encoding="utf-8")
+    scenario = load_scenario(pinned)
+    cassettes = tmp_path / "cassettes"
+
+    async def record_and_replay() -> tuple[tuple[str, ...], bool]:
+        recorded = await record_scenario(
+            scenario, "anthropic", cassette_dir=cassettes, target=simulated_target(), force=True
+        )
+        replayed = await replay_scenario(scenario, "anthropic", cassette_dir=cassettes)
+        return recorded.problems, replayed.passed
+
+    problems, passed = asyncio.run(record_and_replay())
+    assert problems and not passed  # with the defect, the pinned scenario fails
+    monkeypatch.undo()
+    problems, passed = asyncio.run(record_and_replay())
+    assert problems == () and passed  # without it, the same file records and replays
+
+
+def test_nav_scenario_sweep_runs_one_point_and_refuses_a_bad_one() -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        ["scenario", "sweep", str(SCENARIO), "--provider", "anthropic", "--point", "hang@tool1"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 of" in result.output and "0 violations" in result.output
+    bad = runner.invoke(
+        app, ["scenario", "sweep", str(SCENARIO), "--provider", "anthropic", "--point", "x@y"]
+    )
+    assert bad.exit_code == 2
+    assert "bad fault point 'x@y'" in bad.output
