@@ -37,7 +37,7 @@ from navagent.fixtures.harness._sweep_report import (
     reproducer,
     summary_line,
 )
-from navagent.fixtures.harness._transcript import Transcript, ToolStep, TranscriptTurn
+from navagent.fixtures.harness._transcript import ToolStep, Transcript, TranscriptTurn
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "create-confirmed-delete-declined.yaml"
