@@ -70,6 +70,8 @@ __all__ = [
 ]
 
 INTERRUPTED_NOTE = "[interrupted: the partial answer is kept]"
+PARTIAL_NOTE = "[incomplete: the answer above broke off and is not kept in the conversation]"
+"""After text streamed by a completion that then failed (`TurnFinished.partial`)."""
 """Shown when Ctrl-C cuts an answer short (the history keeps the text, marked)."""
 CANCELLED_NOTE = "[turn cancelled]"
 """Shown when Ctrl-C cancels a turn while no answer text was streaming."""
@@ -413,6 +415,8 @@ class TerminalRenderer:
         self.pause()
         match event.reason:
             case "error" | "timeout":
+                if event.partial:
+                    self.err.print(Text(PARTIAL_NOTE, style="yellow"))
                 self.err.print(Text(f"error: {event.message}", style="bold red"))
             case "iteration_limit" | "refused" | "paused":
                 self.err.print(Text(event.message, style="yellow"))

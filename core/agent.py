@@ -240,6 +240,8 @@ class Agent:
         self._last_turn: _TurnStart | None = None
         self._recorded_in_turn = 0
         """Messages recorded since the last turn started (what a rewind takes back)."""
+        self._shown_text = False
+        """The completion in progress has streamed answer text (shown, not yet kept)."""
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -307,7 +309,7 @@ class Agent:
                     iterations += 1
                     completed = await self._complete()
                     if isinstance(completed, ChatError):
-                        self._fail(completed, iterations)
+                        self._fail(completed, iterations, partial=self._shown_text)
                     result, end = completed
                     if not result.is_empty:
                         self._append(result, usage=end.usage if end is not None else None)
@@ -384,6 +386,7 @@ class Agent:
             max_tokens=self._max_tokens,
         )
         streamed: list[str] = []
+        self._shown_text = False
         end: TurnEnd | None = None
         try:
             async with open_stream(self._client, request) as events:
@@ -392,6 +395,7 @@ class Agent:
                     match event:
                         case TextDelta():
                             streamed.append(event.text)
+                            self._shown_text = self._shown_text or bool(event.text.strip())
                         case TurnEnd():
                             end = event
                         case MessageComplete():
@@ -407,7 +411,7 @@ class Agent:
             raise
         return ChatError(message="the completion ended without a final message", code="internal")
 
-    def _fail(self, error: ChatError, iterations: int) -> NoReturn:
+    def _fail(self, error: ChatError, iterations: int, *, partial: bool = False) -> NoReturn:
         reason = "timeout" if error.code == "timeout" else "error"
         self._emit(
             TurnFinished(
@@ -416,6 +420,7 @@ class Agent:
                 iterations=iterations,
                 error=error,
                 session_id=self.session_id,
+                partial=partial,
             )
         )
         raise ChatFailedError(error)

@@ -114,6 +114,9 @@ class TurnFinished(FrozenModel):
     """Completions requested during the turn (compaction summaries excluded)."""
     error: ChatError | None = None
     """The failure, for reasons `error` and `timeout`."""
+    partial: bool = False
+    """The failed completion had streamed text the user saw; it is not kept in the history,
+    so whatever shows it says so (the REPL marks it incomplete)."""
 
 
 AgentEvent = Annotated[

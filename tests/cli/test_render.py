@@ -14,6 +14,7 @@ from navagent.cli.consoles import wrap_at_words
 from navagent.cli.render import (
     CANCELLED_NOTE,
     INTERRUPTED_NOTE,
+    PARTIAL_NOTE,
     JsonLinesSink,
     TerminalRenderer,
     format_arguments,
@@ -365,3 +366,18 @@ def test_render_thinking_refusal_and_notes_wrap_at_words_on_a_terminal(columns: 
         pyte.Stream(screen).feed(file.getvalue())
         assert screen.autowraps == 0, screen.rows_autowrapped()
         assert expected in " ".join(" ".join(screen.all_lines).split())
+
+
+@pytest.mark.parametrize("reason", ["error", "timeout"])
+def test_render_marks_text_shown_before_a_failure_as_incomplete(reason: str) -> None:
+    screens = Screens()
+    screens.play(
+        TextDelta(text="You have 3 sand"),
+        StreamError(error=ChatError(message="the connection broke")),
+        TurnFinished(reason=reason, message="the connection broke", partial=True),  # type: ignore[arg-type]
+    )
+    err = screens.err.getvalue()
+    assert err.startswith(PARTIAL_NOTE) and "error: the connection broke" in err
+    clean = Screens()
+    clean.play(TurnFinished(reason=reason, message="the connection broke"))  # type: ignore[arg-type]
+    assert PARTIAL_NOTE not in clean.err.getvalue()

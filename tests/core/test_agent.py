@@ -228,9 +228,16 @@ async def test_agent_stream_error_ends_turn_and_next_turn_is_valid() -> None:
         message="the provider is overloaded",
         iterations=1,
         error=failure.value.error,
+        partial=True,  # "half an ans" was shown: the turn's end says it is not kept
     )
     # Nothing half-done is kept: the partial text is gone, the user message stays.
     assert agent.history == (UserMessage(content="first"),)
+
+    client.add(error_completion("the provider is overloaded"))
+    with pytest.raises(ChatFailedError):
+        await agent.run_turn("again")
+    assert isinstance(sink[-1], TurnFinished) and sink[-1].partial is False  # nothing shown
+    agent.undo_last_turn()
 
     client.add(text_completion("hello"))
     await agent.run_turn("second")

@@ -12,13 +12,24 @@ from typer.testing import CliRunner
 
 from navagent.cli.app import app
 from navagent.core.agent import Agent
-from navagent.core.events import ChatError
+from navagent.core.agent_events import TurnFinished, TurnStarted
+from navagent.core.events import (
+    ChatError,
+    MessageComplete,
+    StreamError,
+    TextDelta,
+    TurnEnd,
+    Usage,
+)
 from navagent.core.messages import AssistantMessage, ToolCall
 from navagent.fixtures.harness import load_scenario, plan_replays, replay_scenario
 from navagent.fixtures.harness._invariants import (
     INVARIANTS,
     PointRun,
+    StreamLog,
+    load_invariants,
     side_effects_once,
+    usage_and_secrets,
     valid_history,
 )
 from navagent.fixtures.harness._recorder import record_scenario, simulated_target
@@ -194,3 +205,36 @@ def test_nav_scenario_sweep_runs_one_point_and_refuses_a_bad_one() -> None:
     )
     assert bad.exit_code == 2
     assert "bad fault point 'x@y'" in bad.output
+
+
+def test_text_shown_before_a_failure_must_be_marked_partial() -> None:
+    failed = [
+        TurnStarted(text="hi"),
+        TextDelta(text="You have 3 sand"),
+        StreamError(error=ChatError(message="broke", code="upstream_unavailable")),
+    ]
+    unmarked = TurnFinished(reason="error", message="broke")
+    found = usage_and_secrets(_run(events=[*failed, unmarked]))
+    assert found and "not mark that text as partial" in found[0]
+    marked = unmarked.model_copy(update={"partial": True})
+    assert usage_and_secrets(_run(events=[*failed, marked])) == []
+
+
+def test_usage_twice_and_a_leaked_key_are_violations() -> None:
+    end = TurnEnd(finish_reason="stop", usage=Usage(input_tokens=3, output_tokens=2))
+    done = MessageComplete(message=AssistantMessage(content="ok"))
+    found = usage_and_secrets(
+        _run(streams=[StreamLog(events=[end, end, done])], secret="sk-x", outputs=["a sk-x b"])
+    )
+    assert any("usage 2 times" in problem for problem in found)
+    assert any("API key appears" in problem for problem in found)
+    assert usage_and_secrets(_run(streams=[StreamLog(events=[end, done])], secret="sk-x")) == []
+
+
+def test_a_team_invariant_loads_from_its_name_and_a_bad_name_is_refused() -> None:
+    found = load_invariants(["navagent.fixtures.harness._invariants:one_outcome"])
+    assert found["one-outcome"] is INVARIANTS["one-outcome"]
+    with pytest.raises(ValueError, match="not `module:function`"):
+        load_invariants(["no_colon"])
+    with pytest.raises(ValueError, match="cannot load"):
+        load_invariants(["navagent.nowhere:thing"])
