@@ -34,7 +34,9 @@ def main() -> None:
         nonlocal last
         now = time.perf_counter()
         size = len(grid.space.points()) if grid.space is not None else 0
-        print(f"{grid.job.label:<52} {now - last:6.1f}s {len(grid.results) - 1:3} of {size:5} points")
+        print(
+            f"{grid.job.label:<52} {now - last:6.1f}s {len(grid.results) - 1:3} of {size:5} points"
+        )
         last = now
 
     started = time.perf_counter()

@@ -374,10 +374,10 @@ def test_render_marks_text_shown_before_a_failure_as_incomplete(reason: str) -> 
     screens.play(
         TextDelta(text="You have 3 sand"),
         StreamError(error=ChatError(message="the connection broke")),
-        TurnFinished(reason=reason, message="the connection broke", partial=True),  # type: ignore[arg-type]
+        TurnFinished(reason=reason, message="the connection broke", partial=True),
     )
     err = screens.err.getvalue()
     assert err.startswith(PARTIAL_NOTE) and "error: the connection broke" in err
     clean = Screens()
-    clean.play(TurnFinished(reason=reason, message="the connection broke"))  # type: ignore[arg-type]
+    clean.play(TurnFinished(reason=reason, message="the connection broke"))
     assert PARTIAL_NOTE not in clean.err.getvalue()

@@ -236,7 +236,9 @@ async def test_agent_stream_error_ends_turn_and_next_turn_is_valid() -> None:
     client.add(error_completion("the provider is overloaded"))
     with pytest.raises(ChatFailedError):
         await agent.run_turn("again")
-    assert isinstance(sink[-1], TurnFinished) and sink[-1].partial is False  # nothing shown
+    last = sink[-1]
+    assert isinstance(last, TurnFinished)
+    assert last.partial is False  # nothing was shown
     agent.undo_last_turn()
 
     client.add(text_completion("hello"))
