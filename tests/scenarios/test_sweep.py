@@ -238,3 +238,43 @@ def test_a_team_invariant_loads_from_its_name_and_a_bad_name_is_refused() -> Non
         load_invariants(["no_colon"])
     with pytest.raises(ValueError, match="cannot load"):
         load_invariants(["navagent.nowhere:thing"])
+
+
+@pytest.mark.slow
+def test_pytest_nav_sweep_makes_one_item_per_format_and_fails_with_the_reproducer(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml(
+        "[tool.pytest.ini_options]\n"
+        'asyncio_default_fixture_loop_scope = "function"\n'
+        'nav_formats = ["anthropic"]\n'
+        'nav_sweep_invariants = ["tests_team_invariant:never_error"]\n'
+    )
+    pytester.makepyfile(
+        tests_team_invariant=(
+            "def never_error(run):\n"
+            "    turns = run.transcript.turns if run.transcript else ()\n"
+            "    return ['a turn failed'] if any(t.finish == 'error' for t in turns) else []\n"
+        )
+    )
+    pytester.syspathinsert()
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / SCENARIO.name).write_bytes(SCENARIO.read_bytes())
+    cassette = pytester.path / "cassettes" / "anthropic" / SCENARIO.name
+    cassette.parent.mkdir(parents=True)
+    cassette.write_bytes((ROOT / "cassettes" / "anthropic" / SCENARIO.name).read_bytes())
+    collected = pytester.runpytest("--nav-sweep", "--collect-only", "-q", "-p", "no:xdist")
+    collected.stdout.fnmatch_lines(["*create-confirmed-delete-declined.yaml::anthropic-sweep"])
+    result = pytester.runpytest(
+        "--nav-sweep",
+        "--nav-sweep-budget",
+        "50",
+        "-p",
+        "no:xdist",
+        "-k",
+        "anthropic",
+        "-o",
+        "addopts=",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]never-error[]] a turn failed*", "*replay this point*"])
