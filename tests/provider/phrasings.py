@@ -631,6 +631,9 @@ ABOUT_THE_CONVERSATION = [  # answered from the conversation's own turns, no too
     c(("show me dev-box", "remind me which one we looked at before"), "", "dev-box"),
     c(("create a sandbox named t-2", "what did you create a minute ago?"), "", "t-2"),
     c(("delete py-worker", "the last thing you deleted was?"), "", "py-worker"),
+    c(("create a sandbox named z-1", "which did you just make?"), "", "z-1"),
+    c(("show me gpu-trainer", "what was the sandbox we just checked?"), "", "gpu-trainer"),
+    c(("delete py-worker", "what was it that you removed?"), "", "py-worker"),
     c(
         ("show me dev-box", "show gpu-trainer's logs", "which sandboxes did we look at?"),
         "",
@@ -653,6 +656,17 @@ ABOUT_THE_CONVERSATION = [  # answered from the conversation's own turns, no too
 ]
 
 CREATE_WITH_IMAGE = [  # "from IMAGE", "off the IMAGE image", "call it X"
+    c(
+        "new box from ubuntu:22.04, name it ub-1, running uname -a",
+        "sandbox_create name=ub-1 image=ubuntu:22.04 command=uname -a",
+        "ub-1",
+    ),
+    c(
+        "create a sandbox with the alpine image named al-1",
+        "sandbox_create name=al-1 image=alpine",
+        "al-1",
+    ),
+    c("don't create a sandbox off the python:3.12 image", "", "will not create"),
     c(
         "spin one up from python:3.12 named api-test",
         "sandbox_create name=api-test image=python:3.12",
