@@ -278,3 +278,15 @@ def test_pytest_nav_sweep_makes_one_item_per_format_and_fails_with_the_reproduce
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*[[]never-error[]] a turn failed*", "*replay this point*"])
+
+
+@pytest.mark.parametrize(
+    ("point", "outcome"),
+    [("stall@request1+2", "timeout"), ("no-first-byte@request1", "timeout"), ("hang@tool1", "ok")],
+)
+def test_timeouts_fire_on_the_virtual_clock_not_after_a_real_wait(point: str, outcome: str) -> None:
+    grid = sweep_grid(_job(), SweepOptions(points=(parse_point(point),)))  # type: ignore[arg-type]
+    (result,) = grid.results[1:]
+    assert outcome in result.outcome
+    # The gateway's 5 s timeout (or the tool's 30 s one) passed on the loop's clock, skipped.
+    assert grid.skipped_s >= 5.0
