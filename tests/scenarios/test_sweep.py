@@ -205,6 +205,13 @@ def test_nav_scenario_sweep_runs_one_point_and_refuses_a_bad_one() -> None:
     )
     assert bad.exit_code == 2
     assert "bad fault point 'x@y'" in bad.output
+    outside = runner.invoke(
+        app,
+        ["scenario", "sweep", str(SCENARIO), "--provider", "anthropic", "--point", "hang@tool9"],
+    )
+    assert outside.exit_code == 1
+    assert "not a position of this replay: hang@tool9" in outside.output
+    assert "3 tool calls" in outside.output
 
 
 def test_text_shown_before_a_failure_must_be_marked_partial() -> None:
