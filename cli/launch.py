@@ -43,6 +43,7 @@ from navagent.cli.recording import record_target, recording_report, scenario_fol
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
+from navagent.cli.visible import visible
 from navagent.core._process import run_process
 from navagent.core.agent import DEFAULT_MAX_ITERATIONS, Agent, ConversationRecorder
 from navagent.core.agent_events import EventSink
@@ -173,7 +174,7 @@ class _Launch:
                 async with AsyncExitStack() as stack:
                     return await self._run(stack)
             except StartupError as exc:
-                self.err.print(Text(f"nav agent: {exc}", style="red"))
+                self.err.print(Text(f"nav agent: {visible(str(exc))}", style="red"))
                 return exc.exit_code
             except asyncio.CancelledError:
                 if not received:
@@ -275,7 +276,7 @@ class _Launch:
                 )
         for line, style in lines:
             with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
-                self.err.print(Text(line, style=style))
+                self.err.print(Text(visible(line), style=style))
 
     async def _converse(
         self,
@@ -510,8 +511,10 @@ class _Launch:
                 label += f" ({session.id[:8]})"
             self.err.print(
                 Text(
-                    f"nav agent · cluster {cluster} · gateway {target} · session"
-                    f" {label} · /help for commands",
+                    visible(
+                        f"nav agent · cluster {cluster} · gateway {target} · session"
+                        f" {label} · /help for commands"
+                    ),
                     style="dim",
                 )
             )
@@ -526,10 +529,10 @@ class _Launch:
         if o.assume_yes:
             self.notes.append((f"--yes: {tools} run without asking", "yellow"))
         for text, style in self.notes:
-            self.err.print(Text(text, style=style))
+            self.err.print(Text(visible(text), style=style))
 
     def _report(self, message: str) -> None:
-        self.err.print(Text(f"error: {message}", style="bold red"))
+        self.err.print(Text(f"error: {visible(message)}", style="bold red"))
 
 
 @contextlib.contextmanager
