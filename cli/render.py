@@ -190,8 +190,8 @@ def format_messages(messages: Sequence[Message], *, markdown: bool = True) -> Gr
     for message in messages:
         match message:
             case UserMessage():
-                body = Text(visible(message.content))
-                parts.append(_Labeled(Text("you: ", style="bold cyan"), body))
+                said = Text(visible(message.content))
+                parts.append(_Labeled(Text("you: ", style="bold cyan"), said))
             case AssistantMessage():
                 if message.content:
                     body = (

@@ -293,7 +293,7 @@ def rename_session(name_or_id: str, new_name: str) -> int:
     def work(store: SessionStore) -> int:
         info = store.rename(name_or_id, new_name)
         err = make_console(stderr=True)
-        err.print(Text(f"session {info.id[:8]} is now named {visible(info.name)}", "dim"))
+        err.print(Text(f"session {info.id[:8]} is now named {visible(info.label)}", "dim"))
         return 0
 
     return _with_store("rename", work)

@@ -39,7 +39,13 @@ from navagent.cli.render import (
 from navagent.cli.sessions_view import sessions_table
 from navagent.cli.slash import SlashState, handle_slash_command
 from navagent.cli.visible import is_unsafe, shell_line, visible
-from navagent.core.agent_events import AgentNotice, ToolFinished, ToolStarted, TurnFinished
+from navagent.core.agent_events import (
+    AgentEvent,
+    AgentNotice,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
 from navagent.core.events import RefusalDelta, TextDelta, ThinkingDelta
 from navagent.core.messages import (
     AssistantMessage,
@@ -260,7 +266,7 @@ def test_every_surface_shows_hostile_text_without_a_control(surface: str, text: 
 def _play_turn(renderer: TerminalRenderer, text: str) -> None:
     call = _call("sandbox_create", text)
     renderer.begin_turn()
-    for event in [
+    events: list[AgentEvent] = [
         ThinkingDelta(text=text),
         TextDelta(text=text),
         RefusalDelta(text=text),
@@ -268,7 +274,8 @@ def _play_turn(renderer: TerminalRenderer, text: str) -> None:
         ToolFinished(index=0, outcome=ToolOutcome(call=call, status="failed", content=text)),
         AgentNotice(text=text, level="warning"),
         TurnFinished(reason="error", message=text),
-    ]:
+    ]
+    for event in events:
         renderer(event)
     renderer.error(text)
     renderer.note(text)
