@@ -21,6 +21,7 @@ piped, the answer is written exactly as the model sent it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -59,11 +60,18 @@ class SafeConsole(Console):
         return _visible_segments(segments) if self.neutralising else segments
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def _visible_segments(segments: Iterable[Segment]) -> Iterable[Segment]:
     for segment in segments:
         text, style, control = segment
-        if control:
-            yield segment
+        if control or (
+            text.isascii()
+            and _ASCII_CONTROL.search(text) is None
+            and (style is None or style.link is None)
+        ):
+            yield segment  # the common case, checked without building anything
             continue
         if style is not None and style.link and visible(style.link) != style.link:
             style = style.update_link(None)
