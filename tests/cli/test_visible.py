@@ -14,9 +14,11 @@ import io
 import json
 import re
 import shlex
+import sys
 import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pyte
 import pytest
@@ -36,7 +38,7 @@ from navagent.cli.render import (
     format_messages,
     format_outcome,
 )
-from navagent.cli.sessions_view import sessions_table
+from navagent.cli.sessions_view import export_session, sessions_table, show_sessions
 from navagent.cli.slash import SlashState, handle_slash_command
 from navagent.cli.visible import is_unsafe, shell_line, visible
 from navagent.core.agent_events import (
@@ -56,7 +58,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from navagent.core.sessions import SessionSummary
+from navagent.core.sessions import SessionStore, SessionSummary
 from navagent.core.tools import ToolOutcome
 
 _KEPT = "\n\t\u200c\u200d"
@@ -329,3 +331,37 @@ def test_a_streamed_answer_is_shown_visibly_on_a_color_terminal(markdown: bool) 
         assert token in shown, token
     for sequence in ["\x1b]52", "\x1b]0;", "\x9b", "\x1b[2J", "\x1b[8m", "\u202e"]:
         assert sequence not in out.getvalue(), repr(sequence)
+
+
+class _TerminalFile(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("on_terminal", [True, False], ids=["terminal", "piped"])
+def test_nav_agent_sessions_list_and_export_show_hostile_text_visibly_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_terminal: bool
+) -> None:
+    monkeypatch.setenv("NAV_AGENT_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    attack = "".join(ATTACKS)
+    with SessionStore() as store:
+        info = store.create(name="hostile", cluster="demo")
+        recorder = store.recorder(info.id)
+        recorder.record_message(UserMessage(content="first " + attack))
+        recorder.record_message(AssistantMessage(content="answer " + attack))
+    listing, export = [
+        lambda: show_sessions(json_output=False, limit=10),
+        lambda: export_session("hostile", as_json=False, output=None),
+    ]
+    for command, raw_when_piped in [(listing, False), (export, True)]:
+        stdout = _TerminalFile() if on_terminal else io.StringIO()
+        monkeypatch.setattr(sys, "stdout", stdout)
+        assert command() == 0
+        written = stdout.getvalue()
+        if raw_when_piped and not on_terminal:  # the transcript is data: as it is
+            assert "answer " + attack in written
+            continue
+        drawn = re.sub(r"\x1b\[[0-9;]*m", "", written)  # the table's own bold header
+        assert unsafe_in(drawn) == [] and "first ^[]52;c;" in drawn, written
