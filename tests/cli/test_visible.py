@@ -351,10 +351,13 @@ def test_nav_agent_sessions_list_and_export_show_hostile_text_visibly_on_a_termi
         recorder = store.recorder(info.id)
         recorder.record_message(UserMessage(content="first " + attack))
         recorder.record_message(AssistantMessage(content="answer " + attack))
-    listing, export = [
-        lambda: show_sessions(json_output=False, limit=10),
-        lambda: export_session("hostile", as_json=False, output=None),
-    ]
+
+    def listing() -> int:
+        return show_sessions(json_output=False, limit=10)
+
+    def export() -> int:
+        return export_session("hostile", as_json=False, output=None)
+
     for command, raw_when_piped in [(listing, False), (export, True)]:
         stdout = _TerminalFile() if on_terminal else io.StringIO()
         monkeypatch.setattr(sys, "stdout", stdout)
