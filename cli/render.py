@@ -93,9 +93,16 @@ REFUSAL_STYLE = "yellow"
 _THINKING_STYLE = "dim italic"
 
 
-def _shown_on(console: Console, text: str) -> str:
-    """Answer text for `console`: visible on a terminal, unchanged piped (the README's promise)."""
-    return visible(text) if console.is_terminal else text
+def _write_answer(console: Console, text: str, style: str | None = None) -> None:
+    """Raw answer text: made visible on a terminal; piped, written exactly as the model sent it.
+
+    Piped, it bypasses rich, whose `Text` would drop CR, BS, BEL, VT and FF.
+    """
+    if console.is_terminal:
+        console.out(visible(text), end="", style=style, highlight=False)
+    else:
+        console.file.write(text)
+        console.file.flush()
 
 
 def _can_draw(console: Console) -> bool:
@@ -470,9 +477,9 @@ class TerminalRenderer:
         if drawn is not None:
             drawn.feed(text)  # made visible where it renders (`block_lines`)
         elif stream == "text":
-            self.out.out(_shown_on(self.out, text), end="", highlight=False)
+            _write_answer(self.out, text)
         elif stream == "refusal":
-            self.out.out(_shown_on(self.out, text), end="", style=REFUSAL_STYLE, highlight=False)
+            _write_answer(self.out, text, REFUSAL_STYLE)
         else:
             self.err.out(visible(text), end="", style=_THINKING_STYLE, highlight=False)
 
