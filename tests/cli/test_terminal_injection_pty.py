@@ -13,6 +13,7 @@ written hold none of the sequences themselves.
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,6 +82,22 @@ def agent_env(tmp_path: Path, provider: SimulatedProvider) -> tuple[list[str], d
     for key in ("NAVIGATOR_CLUSTER", "NAV_AGENT_GATEWAY", "NAV_SIM_FAULT"):
         env.pop(key, None)
     return [NAV, "agent", "--routes", str(routes), "--cluster", "demo"], env
+
+
+def run_plugin(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """The replay harness as a pytest plugin, verbose, on `project`'s scenarios."""
+    (project / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nasyncio_mode = "auto"\n'
+        'asyncio_default_fixture_loop_scope = "function"\n',
+        encoding="utf-8",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:xdist", "-p", "no:cacheprovider"],
+        capture_output=True,
+        timeout=120,
+        env={key: value for key, value in env.items() if key != "CI"},
+        cwd=project,
+    )
 
 
 def assert_not_obeyed(session: PtySession, banner: str) -> None:
@@ -183,7 +200,17 @@ def test_replay_verbose_shows_cassette_text_visibly(
     for sequence in NEVER_WRITTEN:
         assert sequence not in session.raw, sequence
 
+    failed = run_plugin(project, env)
+    assert failed.returncode == 1, failed.stdout
+    assert b"MISSING \\x1b]0;FAILED\\x07 \\x9b2J" in failed.stdout, failed.stdout
+    assert b"\x1b" not in failed.stdout and "\x9b".encode() not in failed.stdout
+
     scenario.write_text(original, encoding="utf-8")
+    passed = run_plugin(project, env)
+    assert passed.returncode == 0, passed.stdout
+    assert b"answer: OSC52 ^[]52;c;aGVsbG8=^G TITLE ^[]0;PWNED^G" in passed.stdout, passed.stdout
+    assert b"\x1b" not in passed.stdout and "\x9b".encode() not in passed.stdout
+
     session = PtySession([NAV, "scenario", "replay", "-v"], env=env, columns=200, cwd=project)
     try:
         session.wait_for_text("1 passed, 0 failed")
