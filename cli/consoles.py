@@ -28,7 +28,7 @@ from typing import IO, Any
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 
 __all__ = ["SafeConsole", "make_console", "wrap_at_words"]
 

@@ -43,7 +43,7 @@ from navagent.cli.recording import record_target, recording_report, scenario_fol
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 from navagent.core._process import run_process
 from navagent.core.agent import DEFAULT_MAX_ITERATIONS, Agent, ConversationRecorder
 from navagent.core.agent_events import EventSink

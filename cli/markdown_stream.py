@@ -30,7 +30,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from navagent.cli.live_region import Lines, LiveRegion, rstrip_line
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 
 __all__ = [
     "CODE_THEME",

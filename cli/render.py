@@ -29,7 +29,7 @@ from rich.text import Text
 
 from navagent.cli.live_region import reflowing
 from navagent.cli.markdown_stream import AnswerMarkdown, MarkdownStream
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,

@@ -49,7 +49,7 @@ from navagent.cli.render import TerminalRenderer, format_messages
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
 from navagent.cli.type_ahead import ESCAPE_TIMEOUT_S, TypeAhead
-from navagent.cli.visible import shell_line, visible
+from navagent.core.visible import shell_line, visible
 from navagent.core.agent import Steering
 from navagent.core.chat_client import RoutingHintsUnavailableError
 from navagent.core.errors import ChatFailedError, NavAgentError

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from navagent.cli.consoles import make_console
 from navagent.cli.recording import record_target, recording_report
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 from navagent.core.messages import (
     AssistantMessage,
     Message,

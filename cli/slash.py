@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from navagent.cli.render import format_call, format_messages
-from navagent.cli.visible import visible
+from navagent.core.visible import visible
 from navagent.core.messages import AssistantMessage, Message, Tool, ToolCall, ToolResultMessage
 
 __all__ = [

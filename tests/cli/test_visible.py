@@ -1,6 +1,6 @@
 """Untrusted text on the terminal: every control character shown, none obeyed (issue 27 §3).
 
-The oracle for "unsafe" is independent of `navagent.cli.visible`: Unicode's
+The oracle for "unsafe" is independent of `navagent.core.visible`: Unicode's
 own categories (Cc: C0, DEL, C1; Cf: format characters such as bidi
 overrides; Zl, Zp: line and paragraph separators; Cs: lone surrogates), less
 newline, tab, ZWJ and ZWNJ. Each surface the CLI prints untrusted text on is
@@ -40,7 +40,7 @@ from navagent.cli.render import (
 )
 from navagent.cli.sessions_view import export_session, sessions_table, show_sessions
 from navagent.cli.slash import SlashState, handle_slash_command
-from navagent.cli.visible import is_unsafe, shell_line, visible
+from navagent.core.visible import is_unsafe, shell_line, visible
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
