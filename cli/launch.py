@@ -63,6 +63,7 @@ from navagent.core.nav_cli import (
     NavToolRunner,
     resolve_nav_cli,
 )
+from navagent.core.private_files import private_dir, private_file
 from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import (
     InvalidSessionNameError,
@@ -650,8 +651,7 @@ def _prompt_history() -> History:
     """The REPL's line history, kept next to the session database."""
     path = default_db_path().parent / PROMPT_HISTORY_FILE
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        private_file(private_dir(path.parent) / PROMPT_HISTORY_FILE)
     except OSError:
         return InMemoryHistory()
     return FileHistory(str(path))
