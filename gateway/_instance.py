@@ -9,7 +9,9 @@
 - The state folder: the stream slots' lock file and the metrics files live in
   one folder per gateway, locked while it runs. At start a gateway removes
   every folder whose lock is free (its gateway died without cleaning up, e.g.
-  `kill -9` or a container restart over an `emptyDir`).
+  `kill -9` or a container restart over an `emptyDir`). Their root,
+  `$TMPDIR/nav-gateway-<uid>`, is refused unless it is a real folder of this
+  user that others cannot write, and no link is followed in it.
 - The pid file: written once the port is bound and the signal handlers are
   in place, refused when it names a live gateway, and removed on exit only if
   it still holds this gateway's pid.
@@ -28,10 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from navagent.core.private_files import UnsafePathError, private_dir
+
 __all__ = [
     "PidFile",
     "PortLock",
     "StateFolder",
+    "check_root",
     "describe_process",
     "is_gateway",
 ]
@@ -98,8 +103,13 @@ class StateFolder:
     """
 
     def __init__(self, root: Path | None = None) -> None:
-        """Make the folder, after removing those of gateways that died without doing so."""
-        base = root or _root()
+        """Make the folder, after removing those of gateways that died without doing so.
+
+        Raises:
+            RuntimeError: the root is a link, someone else's or writable by
+                others (`check_root`).
+        """
+        base = check_root(root or _default_root())
         sweep(base)
         making = Path(tempfile.mkdtemp(prefix=f"{_MAKING}{os.getpid()}-", dir=base))
         self._fd: int | None = os.open(making / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
@@ -119,11 +129,17 @@ def sweep(root: Path) -> list[Path]:
     """Remove the folders under `root` whose gateway is gone (their lock is free).
 
     A folder still being made (hidden name) is left alone unless it is a
-    minute old: its gateway died between making it and renaming it.
+    minute old: its gateway died between making it and renaming it. No link
+    is followed: not a `root` that is one, nor an entry of it (whose target
+    could be anyone's folder), nor a `.lock` that is one.
     """
+    if root.is_symlink() or not root.is_dir():
+        return []
     removed = []
-    for folder in root.iterdir() if root.is_dir() else ():
-        if folder.is_dir() and _abandoned(folder):
+    with os.scandir(root) as entries:
+        folders = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    for folder in folders:
+        if _abandoned(folder):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
@@ -136,7 +152,7 @@ def _abandoned(folder: Path) -> bool:
         except OSError:
             return False
     try:
-        fd = os.open(folder / _LOCK_NAME, os.O_RDWR)
+        fd = os.open(folder / _LOCK_NAME, os.O_RDWR | os.O_NOFOLLOW)
     except FileNotFoundError:
         return True  # its gateway's clean-up stopped half-way
     except OSError:
@@ -150,11 +166,34 @@ def _abandoned(folder: Path) -> bool:
         os.close(fd)  # closing also lets our probe lock go
 
 
-def _root() -> Path:
+def _default_root() -> Path:
     """`$TMPDIR/nav-gateway-<uid>`: one per user, so no one else's files are touched."""
-    root = Path(tempfile.gettempdir()) / f"{_ROOT_NAME}-{os.getuid()}"
-    root.mkdir(mode=0o700, exist_ok=True)
-    return root
+    return Path(tempfile.gettempdir()) / f"{_ROOT_NAME}-{os.getuid()}"
+
+
+def _root() -> Path:
+    return check_root(_default_root())
+
+
+def check_root(root: Path) -> Path:
+    """Make `root` (0700), or check the one there before anything is made or removed in it.
+
+    It sits in a folder everyone can write (`/tmp`), so someone else may have
+    made it first: it must be a real folder (a link would send the sweep
+    elsewhere), this user's, and not writable by others (it could hold their
+    planted files); otherwise it is refused, not repaired.
+
+    Raises:
+        RuntimeError: it is refused; the text names the path and what is wrong.
+    """
+    try:
+        return private_dir(root, loose="refuse")
+    except UnsafePathError as exc:
+        raise RuntimeError(f"refusing the gateway's state folder: {exc}") from None
+    except OSError as exc:
+        raise RuntimeError(
+            f"cannot make the gateway's state folder {root}: {exc.strerror or exc}"
+        ) from None
 
 
 def is_gateway(pid: int) -> bool:
