@@ -37,7 +37,12 @@ from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_clust
 from navagent.cli.consoles import make_console
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
-from navagent.cli.embedded import EmbeddedGateway, captured_routes, read_routes
+from navagent.cli.embedded import (
+    EmbeddedGateway,
+    EmbeddedGatewayError,
+    captured_routes,
+    read_routes,
+)
 from navagent.cli.prompt import make_prompt_session
 from navagent.cli.recording import record_target, recording_report, scenario_folder
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
@@ -192,7 +197,10 @@ class _Launch:
         if o.record is not None:
             self._check_record(local.embedded)
         if local.demo is not None:
-            await stack.enter_async_context(local.demo)
+            try:
+                await stack.enter_async_context(local.demo)
+            except EmbeddedGatewayError as exc:
+                raise StartupError(str(exc)) from None
         store = self._open_store(stack, local.demo)
         session, cluster = self._session_and_cluster(store, local.demo)
         demo = local.demo
@@ -615,7 +623,10 @@ class _LocalGateway:
         if self.routes is None:
             return None
         gateway = EmbeddedGateway(self.routes, transport=self.transport)
-        await stack.enter_async_context(gateway)
+        try:
+            await stack.enter_async_context(gateway)
+        except EmbeddedGatewayError as exc:
+            raise StartupError(str(exc)) from None
         return gateway.address
 
     def captured_routes(self) -> list[CapturedRoute]:
