@@ -49,22 +49,26 @@ def private_dir(path: Path, *, loose: Literal["tighten", "refuse"] = "tighten") 
     """Make `path` a folder only this user can use (0700), or check the one there.
 
     Missing parents are made with the usual modes (`~/.local/state` is not
-    ours to restrict). An existing folder must be a real folder (not a link)
-    owned by this user; group and others lose their access to it, unless
-    `loose` is "refuse", for a folder in a place others can write (`/tmp`):
-    there a folder others could write into may already hold their files, so
-    it is refused instead.
+    ours to restrict). An existing folder must be owned by this user; group
+    and others lose their access to it. A link to it is followed only when
+    the link too is this user's (a state folder moved to another disk).
+
+    `loose="refuse"` is for a folder in a place others can write (`/tmp`):
+    there a link is never followed, and a folder others could write into
+    (which may already hold their files) is refused instead of tightened.
 
     Raises:
-        UnsafePathError: `path` is a link, not a folder, someone else's, or
-            (with `loose="refuse"`) writable by others.
+        UnsafePathError: `path` is a link (another user's, or any with
+            `loose="refuse"`), not a folder, someone else's, or (with
+            `loose="refuse"`) writable by others.
         OSError: it cannot be made.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, PRIVATE_DIR_MODE)
+    follow = loose == "tighten" and _own_link(path)
     try:
-        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | (0 if follow else _NOFOLLOW) | _CLOEXEC)
     except OSError as exc:
         if os.path.islink(path):
             raise UnsafePathError(f"{path} is a symbolic link, not a folder") from None
@@ -84,6 +88,14 @@ def private_dir(path: Path, *, loose: Literal["tighten", "refuse"] = "tighten") 
     finally:
         os.close(fd)
     return path
+
+
+def _own_link(path: Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISLNK(info.st_mode) and info.st_uid == os.geteuid()
 
 
 def private_file(path: Path) -> Path:

@@ -78,7 +78,7 @@ class PortLock:
                 raise RuntimeError(f"cannot lock port {port}: {exc.strerror or exc}") from None
             return
         path = _root() / f"port-{port}.lock"
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -105,14 +105,34 @@ def test_a_link_in_place_of_a_file_is_refused_and_its_target_untouched(
     assert mode(target) == 0o644
 
 
-def test_a_link_in_place_of_a_folder_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+def test_a_link_in_place_of_a_folder_is_refused_where_others_can_write(tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o755)
     os.chmod(target, 0o755)
     (tmp_path / "state").symlink_to(target)
     with pytest.raises(UnsafePathError, match=r"state is a symbolic link"):
+        private_dir(tmp_path / "state", loose="refuse")
+    assert mode(target) == 0o755
+
+
+def test_only_a_link_of_this_user_to_a_folder_of_this_user_is_followed(tmp_path: Path) -> None:
+    target = tmp_path / "other-disk"
+    target.mkdir()
+    os.chmod(target, 0o755)
+    (tmp_path / "state").symlink_to(target)
+    private_dir(tmp_path / "state")  # the user moved the state folder: followed
+    assert mode(target) == 0o700
+    if os.geteuid() != 0:
+        return  # making a link another user's takes root
+    os.chmod(target, 0o755)
+    os.lchown(tmp_path / "state", 4242, 4242)
+    with pytest.raises(UnsafePathError, match=r"state is a symbolic link"):
         private_dir(tmp_path / "state")
     assert mode(target) == 0o755
+    os.lchown(tmp_path / "state", os.geteuid(), os.getegid())
+    os.chown(target, 4242, 4242)  # our link to someone else's folder
+    with pytest.raises(UnsafePathError, match="belongs to user id 4242"):
+        private_dir(tmp_path / "state")
 
 
 def test_write_private_replaces_a_link_and_never_writes_through_it(tmp_path: Path) -> None:
