@@ -255,7 +255,8 @@ class _Launch:
                 conversation.record_as(o.record)
             except ExportError as exc:
                 raise StartupError(str(exc)) from None
-        self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
+        shown = "in process" if local.embedded else client.target  # not its socket's path
+        self._introduce(conversation, cluster=cluster, target=shown, demo=demo)
         kept = store is not None and (demo is None or o.session is not None or o.continue_last)
         try:
             return await self._converse(conversation, output, confirm, client=client, kept=kept)
