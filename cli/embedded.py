@@ -18,7 +18,6 @@ every byte the providers sent (what `--record` and `/record` write out).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -28,16 +27,12 @@ import httpx
 from navagent.core.errors import NavAgentError
 from navagent.core.wire_formats import WIRE_FORMATS
 from navagent.fixtures.harness import CapturedRoute
-from navagent.gateway._instance import StateFolder
+from navagent.gateway._instance import PrivateSocket
 from navagent.gateway.routes import RouteTable, load_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
 
 __all__ = ["EmbeddedGateway", "EmbeddedGatewayError", "captured_routes", "read_routes"]
-
-SOCKET_NAME = "chat.sock"
-_MAX_SOCKET_PATH = 107
-"""What a Unix socket's path may hold (`sun_path` is 108 bytes with its NUL on Linux)."""
 
 
 class EmbeddedGatewayError(NavAgentError):
@@ -90,7 +85,7 @@ class EmbeddedGateway:
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
         self._gateway: Gateway | None = None
-        self._state: StateFolder | None = None
+        self._socket: PrivateSocket | None = None
         self.address = ""
         """`unix:PATH` of its socket, for `GrpcChatClient`."""
 
@@ -102,14 +97,8 @@ class EmbeddedGateway:
                 else's), or the socket cannot be bound.
         """
         try:
-            self._state = StateFolder()
-            socket = self._state.path / SOCKET_NAME
-            if len(os.fsencode(socket)) > _MAX_SOCKET_PATH:
-                raise RuntimeError(
-                    f"the gateway's socket path {socket} is longer than a Unix socket's "
-                    f"{_MAX_SOCKET_PATH} bytes; set TMPDIR to a shorter folder"
-                )
-            settings = GatewaySettings.private_socket(socket, grace_period_s=0.0)
+            self._socket = PrivateSocket()
+            settings = GatewaySettings.private_socket(self._socket.path, grace_period_s=0.0)
             if self._transport is not None:
                 self._http = httpx.AsyncClient(transport=self._transport)
             self._gateway = Gateway(settings, self._routes, http_client=self._http)
@@ -139,6 +128,6 @@ class EmbeddedGateway:
         http, self._http = self._http, None
         if http is not None:
             await http.aclose()
-        state, self._state = self._state, None
-        if state is not None:
-            state.close()
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            socket.close()

@@ -40,6 +40,7 @@ from navagent.core.private_files import UnsafePathError, create_temporary, priva
 __all__ = [
     "PidFile",
     "PortLock",
+    "PrivateSocket",
     "StateFolder",
     "check_root",
     "describe_process",
@@ -128,6 +129,39 @@ class StateFolder:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+class PrivateSocket:
+    """A Unix socket's path in a state folder of its own, for a gateway only this user reaches.
+
+    For the gateways run in process (`nav agent --routes`, `--demo`, the
+    scenario harness): a loopback port would let any local process stream
+    through the user's route keys; the socket's folders are 0700. Close it
+    after the gateway stops (a killed process's folder goes in the next sweep).
+    """
+
+    NAME = "chat.sock"
+    MAX_PATH_BYTES = 107
+    """What a Unix socket's path may hold (`sun_path` is 108 bytes with its NUL on Linux)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        """Make the folder.
+
+        Raises:
+            RuntimeError: the root is refused (`check_root`), or the path is too long.
+        """
+        self._state = StateFolder(root)
+        self.path = self._state.path / self.NAME
+        if len(os.fsencode(self.path)) > self.MAX_PATH_BYTES:
+            self._state.close()
+            raise RuntimeError(
+                f"the gateway's socket path {self.path} is longer than a Unix socket's "
+                f"{self.MAX_PATH_BYTES} bytes; set TMPDIR to a shorter folder"
+            )
+
+    def close(self) -> None:
+        """Remove the folder (and the socket, if the server left it)."""
+        self._state.close()
 
 
 def sweep(root: Path) -> list[Path]:
