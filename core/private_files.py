@@ -59,8 +59,8 @@ def private_dir(path: Path, *, loose: Literal["tighten", "refuse"] = "tighten") 
 
     Raises:
         UnsafePathError: `path` is a link (another user's, or any with
-            `loose="refuse"`), not a folder, someone else's, or (with
-            `loose="refuse"`) writable by others.
+            `loose="refuse"`), not a folder, someone else's, a shared folder
+            (sticky, like `/tmp`), or (with `loose="refuse"`) writable by others.
         OSError: it cannot be made.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,6 +78,10 @@ def private_dir(path: Path, *, loose: Literal["tighten", "refuse"] = "tighten") 
     try:
         info = os.fstat(fd)
         _check_owner(path, info)
+        if info.st_mode & stat.S_ISVTX:  # /tmp itself, say: never ours to close
+            raise UnsafePathError(
+                f"{path} is a shared folder (mode {_mode(info)}); use a folder of your own"
+            )
         if loose == "refuse" and info.st_mode & 0o022:
             raise UnsafePathError(
                 f"{path} can be written by other users (mode {_mode(info)}); "

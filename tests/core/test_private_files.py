@@ -189,6 +189,15 @@ def test_a_file_or_folder_of_another_user_is_refused(
     assert (folder / "file").read_text() == "theirs\n"
 
 
+def test_a_shared_folder_is_never_closed(tmp_path: Path) -> None:
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # as /tmp is: NAV_AGENT_STATE_DIR=/tmp must not close it
+    with pytest.raises(UnsafePathError, match=r"tmp is a shared folder \(mode 1777\)"):
+        private_dir(shared)
+    assert mode(shared) == 0o1777
+
+
 def test_something_else_in_place_of_a_folder_or_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "plain").write_text("")
     with pytest.raises(UnsafePathError, match="plain is not a folder"):
