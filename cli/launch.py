@@ -48,7 +48,6 @@ from navagent.cli.recording import record_target, recording_report, scenario_fol
 from navagent.cli.render import JsonLinesSink, TerminalRenderer
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
-from navagent.core.visible import visible
 from navagent.core._process import run_process
 from navagent.core.agent import DEFAULT_MAX_ITERATIONS, Agent, ConversationRecorder
 from navagent.core.agent_events import EventSink
@@ -80,6 +79,7 @@ from navagent.core.sessions import (
     default_db_path,
 )
 from navagent.core.tools import TOOLS, TOOLS_BY_NAME
+from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WireFormatId
 from navagent.fixtures.harness import (
     RECORDINGS_FOLDER,

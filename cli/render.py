@@ -29,7 +29,6 @@ from rich.text import Text
 
 from navagent.cli.live_region import reflowing
 from navagent.cli.markdown_stream import AnswerMarkdown, MarkdownStream
-from navagent.core.visible import visible
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
@@ -58,6 +57,7 @@ from navagent.core.messages import (
     UserMessage,
 )
 from navagent.core.tools import ToolOutcome
+from navagent.core.visible import visible
 
 __all__ = [
     "CANCELLED_NOTE",

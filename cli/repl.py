@@ -49,13 +49,13 @@ from navagent.cli.render import TerminalRenderer, format_messages
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
 from navagent.cli.type_ahead import ESCAPE_TIMEOUT_S, TypeAhead
-from navagent.core.visible import shell_line, visible
 from navagent.core.agent import Steering
 from navagent.core.chat_client import RoutingHintsUnavailableError
 from navagent.core.errors import ChatFailedError, NavAgentError
 from navagent.core.history import InvalidHistoryError
 from navagent.core.messages import Message, ToolCall
 from navagent.core.sessions import SessionError, SessionInfo, SessionSummary
+from navagent.core.visible import shell_line, visible
 
 __all__ = [
     "EXIT_WORDS",

@@ -16,7 +16,6 @@ from rich.text import Text
 
 from navagent.cli.consoles import make_console
 from navagent.cli.recording import record_target, recording_report
-from navagent.core.visible import visible
 from navagent.core.messages import (
     AssistantMessage,
     Message,
@@ -31,6 +30,7 @@ from navagent.core.sessions import (
     SessionStore,
     SessionSummary,
 )
+from navagent.core.visible import visible
 from navagent.fixtures.harness import (
     RECORDINGS_FOLDER,
     ExportResult,

@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from navagent.cli.render import format_call, format_messages
-from navagent.core.visible import visible
 from navagent.core.messages import AssistantMessage, Message, Tool, ToolCall, ToolResultMessage
+from navagent.core.visible import visible
 
 __all__ = [
     "SLASH_COMMANDS",

@@ -40,7 +40,6 @@ from navagent.cli.render import (
 )
 from navagent.cli.sessions_view import export_session, sessions_table, show_sessions
 from navagent.cli.slash import SlashState, handle_slash_command
-from navagent.core.visible import is_unsafe, shell_line, visible
 from navagent.core.agent_events import (
     AgentEvent,
     AgentNotice,
@@ -60,6 +59,7 @@ from navagent.core.messages import (
 )
 from navagent.core.sessions import SessionStore, SessionSummary
 from navagent.core.tools import ToolOutcome
+from navagent.core.visible import is_unsafe, shell_line, visible
 
 _KEPT = "\n\t\u200c\u200d"
 
