@@ -30,10 +30,12 @@ __all__ = [
     "MIN_SECRET_CHARS",
     "REDACTED",
     "SECRET_SHAPES",
+    "SHAPE_LITERALS",
     "RedactingFormatter",
     "SecretMatch",
     "clip",
     "find_secrets",
+    "fold",
     "header_safe_problem",
     "redact",
     "register_secret",
@@ -69,6 +71,46 @@ SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 """(what it is, pattern) for every credential shape; a `secret` group, when
 present, is the part to mask (the header name stays readable)."""
+
+_CREDENTIAL_HEADERS = ("authorization", "api-key", "cookie")
+SHAPE_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
+    shape: literals
+    for (_, shape), literals in zip(
+        SECRET_SHAPES,
+        (
+            ("sk-ant-",),
+            ("sk-",),
+            ("bearer",),
+            _CREDENTIAL_HEADERS,
+            _CREDENTIAL_HEADERS,
+            ("-----begin ",),
+            ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+            ("akia", "asia"),
+            ("aiza",),
+            ("xox",),
+        ),
+        strict=True,
+    )
+}
+"""For each shape, lowercase text of which every match contains at least one
+(in `fold`ed text): a shape none of whose literals is in a text is not run on
+it. Python's `re` cannot skip ahead to a pattern that starts with `\b` or is
+case-insensitive, so each costs a pass over the text, a few milliseconds on
+a cassette; finding a literal first costs next to nothing."""
+
+_ASCII_LOOKALIKES = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+"""The only characters beyond ASCII that `re.IGNORECASE` matches to an ASCII
+letter (İ, ı, ſ, the Kelvin sign), as the letter."""
+
+
+def fold(text: str) -> str:
+    """`text` lowercased, with the characters `re.IGNORECASE` takes for ASCII letters as those.
+
+    A case-insensitive match of an ASCII literal in `text` is then the
+    literal, lowercase, in `fold(text)`.
+    """
+    return text.translate(_ASCII_LOOKALIKES).lower()
+
 
 _KNOWN_KIND = "a configured secret"
 _lock = threading.Lock()
@@ -118,7 +160,10 @@ def find_secrets(
             while start != -1:
                 found.append(SecretMatch(extra_kind, start, start + len(value)))
                 start = text.find(value, start + 1)
+    folded = fold(text)
     for kind, shape in SECRET_SHAPES:
+        if not any(literal in folded for literal in SHAPE_LITERALS[shape]):
+            continue
         for match in shape.finditer(text):
             group = "secret" if "secret" in shape.groupindex else 0
             found.append(SecretMatch(kind, match.start(group), match.end(group)))
