@@ -98,9 +98,9 @@ it. Python's `re` cannot skip ahead to a pattern that starts with `\b` or is
 case-insensitive, so each costs a pass over the text, a few milliseconds on
 a cassette; finding a literal first costs next to nothing."""
 
-_ASCII_LOOKALIKES = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 """The only characters beyond ASCII that `re.IGNORECASE` matches to an ASCII
-letter (İ, ı, ſ, the Kelvin sign), as the letter."""
+letter (İ, ı, ſ, the Kelvin sign), and the letter."""
 
 
 def fold(text: str) -> str:
@@ -109,7 +109,10 @@ def fold(text: str) -> str:
     A case-insensitive match of an ASCII literal in `text` is then the
     literal, lowercase, in `fold(text)`.
     """
-    return text.translate(_ASCII_LOOKALIKES).lower()
+    for char, letter in _ASCII_LOOKALIKES:  # `in` first: far faster than str.translate
+        if char in text:
+            text = text.replace(char, letter)
+    return text.lower()
 
 
 _KNOWN_KIND = "a configured secret"
