@@ -36,6 +36,7 @@ __all__ = [
     "clip",
     "find_secrets",
     "fold",
+    "may_hold_secrets",
     "header_safe_problem",
     "redact",
     "register_secret",
@@ -146,6 +147,25 @@ def register_secret(secret: str) -> None:
         _secrets_pattern = re.compile("|".join(re.escape(known) for known in _secrets))
 
 
+def _has_literal(folded: str, shape: re.Pattern[str]) -> bool:
+    return any(literal in folded for literal in SHAPE_LITERALS[shape])
+
+
+def may_hold_secrets(text: str, *, extra: Iterable[str] = ()) -> bool:
+    """False when `find_secrets` finds nothing in `text` nor in any part of it (a line, say).
+
+    Cheap: no shape's literal, no registered secret and no `extra` value is
+    in `text`. A scan of a large text line by line asks this first.
+    """
+    folded = fold(text)
+    if any(_has_literal(folded, shape) for _, shape in SECRET_SHAPES):
+        return True
+    pattern = _secrets_pattern
+    if pattern is not None and pattern.search(text):
+        return True
+    return any(value and value in text for value in extra)
+
+
 def find_secrets(
     text: str, *, extra: Iterable[str] = (), extra_kind: str = _KNOWN_KIND
 ) -> list[SecretMatch]:
@@ -165,7 +185,7 @@ def find_secrets(
                 start = text.find(value, start + 1)
     folded = fold(text)
     for kind, shape in SECRET_SHAPES:
-        if not any(literal in folded for literal in SHAPE_LITERALS[shape]):
+        if not _has_literal(folded, shape):
             continue
         for match in shape.finditer(text):
             group = "secret" if "secret" in shape.groupindex else 0
