@@ -1,4 +1,4 @@
-"""nav-sim in process gives what the nav-sim process gives, and real processes stay where they must."""
+"""nav-sim in process gives what its process gives; real processes stay where they must."""
 
 from __future__ import annotations
 
