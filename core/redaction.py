@@ -1,16 +1,30 @@
 """The one redaction path: every byte that leaves a nav-agent process passes here.
 
 Gateway error events and gRPC status texts, every log line at every level
-(through `RedactingFormatter`) and the cassette key scan all use the same
-matcher, so they can never disagree about what a secret is. It finds two
-things:
+(through `RedactingFormatter`), every recording (scenario, provider and tool
+cassettes, the live capture, `sessions.db`, exported transcripts) and the
+cassette key scan all use the same matcher, so they can never disagree about
+what a secret is. It finds:
 
 - every secret this process was given (route keys, literal or from the
   environment, and the gateway's own bearer token), registered with
   `register_secret` when they are loaded;
-- anything shaped like a credential (`SECRET_SHAPES`), so a key the process
-  never saw (one a provider echoes back, one pasted into a prompt) is caught
-  too.
+- credentials by shape, with Yelp's `detect-secrets` plugins (`DETECTORS`):
+  JWTs, AWS key ids and secret access keys, basic-auth passwords in URLs,
+  Stripe, GitLab, GitHub, npm, PyPI, Slack, Twilio, SendGrid, Mailchimp,
+  Discord, Azure storage, IBM COS, Square, Cloudant, SoftLayer, OpenAI, and
+  the keyword detector (`password = "..."`). Not its Artifactory and Telegram
+  plugins (`AP` + 9 letters, 8 digits + colon: they flag log lines and cost
+  a tenth of a second a megabyte each), nor its public-IP one (not a secret);
+- whole private-key blocks (PEM, PGP, SSH2, PuTTY) from their first line to
+  their last (`detect-secrets` only flags the header line);
+- a few shapes `detect-secrets` lacks, kept by hand (`HAND_SHAPES`).
+
+detect-secrets reports values, not positions, so its regular expressions are
+run here directly (`finditer`) to get spans. Its entropy plugins are not run
+over whole texts: on logs and tool output they flag every hash and id. Entropy
+counts only in keyword context (`secret: <value>` without quotes), where the
+keyword says the value may be a secret.
 
 Redaction runs before any cut (`clip`), so a secret sitting at a truncation
 point cannot leave as its first characters. The registry is process-wide on
@@ -20,32 +34,179 @@ to hand them an instance.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from detect_secrets.plugins import keyword as _keyword
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.cloudant import CloudantDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.softlayer import SoftlayerDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 __all__ = [
+    "DETECTORS",
+    "HAND_SHAPES",
     "MIN_SECRET_CHARS",
     "REDACTED",
     "SECRET_SHAPES",
     "RedactingFormatter",
     "SecretMatch",
     "clip",
+    "distinct_secrets",
     "find_secrets",
     "header_safe_problem",
     "redact",
+    "redact_json",
+    "redact_json_text",
+    "redact_pieces",
     "register_secret",
 ]
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 6
 
-SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an Anthropic API key (sk-ant-...)", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}")),
-    ("an OpenAI-style secret key (sk-...)", re.compile(r"\bsk-(?!ant-)[A-Za-z0-9_\-]{8,}")),
-    ("a bearer token", re.compile(r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)")),
+Shape = tuple[str, re.Pattern[str]]
+"""(what it is, pattern); a `secret` group, when present, is the part to mask."""
+
+_BEARER = re.compile(r"(?i)bearer(?<!\wbearer)\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)")
+HAND_SHAPES: tuple[Shape, ...] = (
+    # Literal first, boundary after (`sk-(?<!\wsk-)`): Python's re then skips
+    # ahead to the literal instead of trying every position.
+    # detect-secrets' OpenAI detector knows only the legacy `T3BlbkFJ` keys;
+    # project, service-account and Anthropic keys are plain `sk-` prefixes.
+    ("an Anthropic API key (sk-ant-...)", re.compile(r"sk-ant-(?<!\wsk-ant-)[A-Za-z0-9_\-]{8,}")),
+    (
+        "an OpenAI-style secret key (sk-...)",
+        re.compile(r"sk-(?<!\wsk-)(?!ant-)[A-Za-z0-9_\-]{8,}"),
+    ),
+    # Tokens detect-secrets has no plugin for.
+    ("a Hugging Face token (hf_...)", re.compile(r"hf_(?<!\whf_)[A-Za-z0-9]{30,}")),
+    ("a GitHub token", re.compile(r"github_pat_(?<!\wgithub_pat_)[A-Za-z0-9_]{30,}")),
+    ("a Google API key", re.compile(r"AIza(?<!\wAIza)[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")),
+    # Its Slack detector needs numeric segments (`xoxb-1-2-abc`); newer tokens have none.
+    ("a Slack token", re.compile(r"xox(?<!\wxox)[abposre]-[A-Za-z0-9\-]{10,}")),
+    # Wire-level credentials: a bearer token anywhere (a header, a curl command).
+    ("a bearer token", _BEARER),
+    # A URL's password whatever its characters (detect-secrets' basic-auth
+    # detector refuses `!$&@...` in it, and an empty user name).
+    (
+        "a password in a URL",
+        re.compile(r"://(?<=[A-Za-z0-9+.\-]://)[^\s:/?#@\[\]]*:(?P<secret>[^\s/?#]+)@"),
+    ),
+)
+"""Shapes detect-secrets lacks (each entry says why it is hand-written)."""
+
+_PLUGINS: tuple[tuple[Any, tuple[str, ...], bool], ...] = (
+    # (plugin, the kind of each of its regexes, whether group 1 is the value)
+    (AWSKeyDetector, ("an AWS access key id", "an AWS secret access key"), True),
+    (AzureStorageKeyDetector, ("an Azure storage account key",), False),
+    (BasicAuthDetector, ("a password in a URL",), True),
+    (CloudantDetector, ("a Cloudant credential",), True),
+    (DiscordBotTokenDetector, ("a Discord bot token",), False),
+    (GitHubTokenDetector, ("a GitHub token",), False),
+    (GitLabTokenDetector, ("a GitLab token",), False),
+    (IbmCosHmacDetector, ("an IBM COS HMAC secret",), True),
+    (JwtTokenDetector, ("a JSON Web Token",), False),
+    (MailchimpDetector, ("a Mailchimp key",), False),
+    (NpmDetector, ("an npm token",), True),
+    (OpenAIDetector, ("an OpenAI API key",), False),
+    (PypiTokenDetector, ("a PyPI token",), False),
+    (SendGridDetector, ("a SendGrid key",), False),
+    (SlackDetector, ("a Slack token", "a Slack webhook"), False),
+    (SoftlayerDetector, ("a SoftLayer key",), True),
+    (SquareOAuthDetector, ("a Square OAuth secret",), False),
+    (StripeDetector, ("a Stripe key",), False),
+    (TwilioKeyDetector, ("a Twilio key",), False),
+)
+
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=")
+"""A token's characters: a whole-match finding is widened over them (`sk_live_`
+keys outgrew the plugin's 24 characters; its JWT pattern stops before the signature)."""
+
+
+_WIDENED: set[re.Pattern[str]] = set()
+"""Plugin patterns whose findings are widened to the token's end (`_TOKEN_CHARS`)."""
+_IN_CONTEXT_PLUGINS = (AWSKeyDetector, CloudantDetector, IbmCosHmacDetector, SoftlayerDetector)
+"""Plugins whose every regex (AWS: its secret-key one) needs a keyword on the line."""
+
+
+def _plugin_shapes(*, in_context: bool) -> tuple[Shape, ...]:
+    """Each detect-secrets regex, named; a value in group 1 becomes the `secret` group."""
+    shapes: list[Shape] = []
+    for plugin, names, value_group in _PLUGINS:
+        for index, pattern in enumerate(plugin.denylist):
+            needs_keyword = plugin in _IN_CONTEXT_PLUGINS and not (
+                plugin is AWSKeyDetector and index == 0
+            )
+            if needs_keyword != in_context:
+                continue
+            source = pattern.pattern
+            if value_group and pattern.groups:
+                source = re.sub(r"(?<!\\)\((?!\?)", "(?P<secret>", source, count=1)
+            else:  # its groups only pick prefixes (`(ghp|gho)_...`): mask the whole match
+                source = re.sub(r"(?<!\\)\((?!\?)", "(?:", source)
+            compiled = re.compile(source, pattern.flags)
+            if "secret" not in compiled.groupindex:
+                _WIDENED.add(compiled)
+            shapes.append((names[min(index, len(names) - 1)], compiled))
+    return tuple(shapes)
+
+
+_BOUNDED_VALUE = r"(?=\w)[^\n\r\v'\"]{0,256}[^\n\r\v,'\"`]"
+"""The keyword detector's value, kept on one line and at most 257 characters
+(its own `[^\\v'"]*` runs across newlines in a whole text, and is unbounded)."""
+
+
+def _keyword_shapes() -> tuple[Shape, ...]:
+    """detect-secrets' keyword detector (quoted values), one line at a time."""
+    shapes: list[Shape] = []
+    for pattern, group in _keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
+        source = pattern.pattern.replace(_keyword.SECRET, f"(?P<secret>{_BOUNDED_VALUE})")
+        assert source != pattern.pattern, "detect-secrets' keyword SECRET changed"
+        compiled = re.compile(source, pattern.flags)
+        assert compiled.groupindex["secret"] == group + 1
+        shapes.append(("a secret assigned to a keyword", compiled))
+    return tuple(shapes)
+
+
+_ANYWHERE: tuple[Shape, ...] = _plugin_shapes(in_context=False)
+_IN_CONTEXT: tuple[Shape, ...] = _plugin_shapes(in_context=True) + _keyword_shapes()
+DETECTORS: tuple[Shape, ...] = _ANYWHERE + _IN_CONTEXT
+"""Everything taken from detect-secrets."""
+
+KEYWORD_SHAPES: tuple[Shape, ...] = (
+    # Its AWS detector needs the secret access key in quotes (source code);
+    # logs and env dumps write `AWS_SECRET_ACCESS_KEY=...`.
+    (
+        "an AWS secret access key",
+        re.compile(
+            r"(?i)aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[=:]\s*['\"]?"
+            r"(?P<secret>[0-9a-zA-Z/+]{40})(?![0-9a-zA-Z/+])"
+        ),
+    ),
     (
         "a credential header",
         re.compile(
@@ -61,15 +222,80 @@ SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|set-cookie)['\"]?[ \t]*:[ \t]*$"
         ),
     ),
-    ("a PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
-    ("a GitHub token", re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    ("an AWS access key id", re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
 )
-"""(what it is, pattern) for every credential shape; a `secret` group, when
-present, is the part to mask (the header name stays readable)."""
+"""Hand-written shapes that need a keyword: run only on lines holding one (`_KEYWORDS`)."""
 
+_UNQUOTED_KEYWORD = re.compile(
+    r"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*"
+    r"(?:password|passwd|passphrase|pwd|pass|secret|secret_?key|secret_?access_?key|api_?key"
+    r"|access_?key|private_?key|auth_?key|client_?secret|token|access_?token|auth_?token"
+    r"|refresh_?token|credentials?)['\"]?[ \t]*(?P<op>:|=)[ \t]*"
+    r"(?P<secret>(?!\[redacted\])[^\s'\"`,;\\\[\]{}()<>]{4,256})"
+)
+"""`DB_PASSWORD=hunter22`, `api_key: 9f...`: a value with no quotes after a
+keyword. After `=` the value is taken; after `:` (prose, YAML) only when it is
+secret-like (`_secret_like`)."""
+
+_ENTROPY = Base64HighEntropyString()
+
+
+def _secret_like(value: str) -> bool:
+    """After `keyword:`, a value worth masking: not a plain word."""
+    if len(value) < 6:
+        return False
+    if not value.isalpha():
+        return True
+    return _ENTROPY.calculate_shannon_entropy(value) >= 3.0
+
+
+_KEY_BLOCKS: tuple[Shape, ...] = (
+    (
+        "a private key block",
+        re.compile(
+            r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
+            r"(?:.*?-----END (?P=label)-----|.*)",
+            re.S,
+        ),
+    ),
+    (
+        "a private key block",
+        re.compile(
+            r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----"
+            r"(?:.*?---- END SSH2 ENCRYPTED PRIVATE KEY ----|.*)",
+            re.S,
+        ),
+    ),
+    (
+        "a private key block",
+        re.compile(r"PuTTY-User-Key-File-\d+:(?:.*?Private-MAC:[ \t]*[0-9a-fA-F]*|.*)", re.S),
+    ),
+)
+"""Whole key blocks, header to footer (to the end of the text when it has none).
+detect-secrets' private-key plugin finds their headers (`_HEADER`); the scan of
+one line at a time still sees a header alone."""
+
+_HEADER = re.compile("|".join(p.pattern for p in PrivateKeyDetector.denylist))
+
+SECRET_SHAPES: tuple[Shape, ...] = HAND_SHAPES + KEYWORD_SHAPES + DETECTORS
+"""Every credential shape (the key blocks and the unquoted keyword rule aside)."""
+
+_GATES = {
+    _BEARER.pattern: "bearer",
+    MailchimpDetector.denylist[0].pattern: "-us",
+    SlackDetector.denylist[1].pattern: "hooks.slack",
+}
+"""A word (lower case) without which a slow shape cannot match: it is skipped."""
+
+_KEYWORDS = (
+    "key", "pw", "pass", "secret", "token", "credential", "contrase", "auth", "cookie", "aws",
+    "cloudant", "softlayer",
+)  # fmt: skip
+"""Lowercase words one of which every in-context shape needs on its line."""
+_ASSIGNED = re.compile(r"[a-z0-9_.\-'\"\]]{0,40}[ \t]*(?:[:=(!]|$)", re.M)
+"""What follows such a word when it names a value: `_PASSWORD=`, `"]: `, `(`;
+`tokens/s` and `key points` are not (they would bring every log line in)."""
+
+_TRIM = " \t\r\n=:\"'"
 _KNOWN_KIND = "a configured secret"
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()
@@ -101,13 +327,106 @@ def register_secret(secret: str) -> None:
         _secrets_pattern = re.compile("|".join(re.escape(known) for known in _secrets))
 
 
+def _span(match: re.Match[str]) -> tuple[int, int]:
+    """The part of `match` to mask: its `secret` group, or all of it without edge separators."""
+    if "secret" in match.re.groupindex:
+        return match.span("secret")
+    start, end = match.span()
+    text = match.string
+    if match.re in _WIDENED:
+        while end < len(text) and text[end] in _TOKEN_CHARS:
+            end += 1
+    while start < end and text[start] in _TRIM:
+        start += 1
+    while end > start and text[end - 1] in _TRIM:
+        end -= 1
+    return start, end
+
+
+def _shape_matches(
+    kind: str, shape: re.Pattern[str], text: str, start: int, end: int
+) -> list[SecretMatch]:
+    found: list[SecretMatch] = []
+    for match in shape.finditer(text, start, end):
+        first, last = _span(match)
+        if last > first and text[first:last] != REDACTED:
+            found.append(SecretMatch(kind, first, last))
+    return found
+
+
+def _keyword_lines(text: str, lowered: str) -> list[tuple[int, int]]:
+    """The (start, end) of each run of lines assigning to a `_KEYWORDS` word, and the line after.
+
+    The in-context shapes run only there: they start with an alternation of
+    words that Python's re cannot skip to, and would cost seconds a megabyte.
+    """
+    if len(lowered) != len(text):  # a character whose lower case is longer: scan it all
+        return [(0, len(text))]
+    spans: list[tuple[int, int]] = []
+    for word in _KEYWORDS:
+        position = lowered.find(word)
+        while position != -1:
+            if not _ASSIGNED.match(lowered, position + len(word)):
+                position = lowered.find(word, position + 1)
+                continue
+            start = text.rfind("\n", 0, position) + 1
+            end = text.find("\n", position)
+            end = len(text) if end == -1 else end
+            after = text.find("\n", end + 1)
+            spans.append((start, len(text) if after == -1 else after))
+            position = lowered.find(word, end)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def find_secrets(
     text: str, *, extra: Iterable[str] = (), extra_kind: str = _KNOWN_KIND
 ) -> list[SecretMatch]:
-    """Every secret in `text`: registered, in `extra`, or credential-shaped.
+    """Every secret in `text`: registered, in `extra`, credential-shaped or a key block.
 
-    Spans may overlap; `extra` values (of any length) are reported as `extra_kind`.
+    Spans may overlap (`redact` merges them); `extra` values (of any length)
+    are reported as `extra_kind`. A span that is already `[redacted]` is not
+    a finding, so redacting twice changes nothing.
     """
+    found = _known(text, extra, extra_kind)
+    if "PRIVATE" in text or "PuTTY" in text:
+        for kind, block in _KEY_BLOCKS:
+            found += [SecretMatch(kind, *m.span()) for m in block.finditer(text)]
+        found += [SecretMatch("a private key block", *m.span()) for m in _HEADER.finditer(text)]
+    lowered = text.lower()
+    for kind, shape in HAND_SHAPES + _ANYWHERE:
+        gate = _GATES.get(shape.pattern)
+        if gate is None or gate in lowered:
+            found += _shape_matches(kind, shape, text, 0, len(text))
+    for start, end in _keyword_lines(text, lowered):
+        found += _in_context(text, start, end)
+    return found
+
+
+def distinct_secrets(
+    text: str, *, extra: Iterable[str] = (), extra_kind: str = _KNOWN_KIND
+) -> list[SecretMatch]:
+    """`find_secrets`, one finding per secret: overlapping ones are one, named by the first."""
+    distinct: list[SecretMatch] = []
+    for match in sorted(
+        find_secrets(text, extra=extra, extra_kind=extra_kind), key=lambda m: (m.start, -m.end)
+    ):
+        if distinct and match.start < distinct[-1].end:
+            last = distinct[-1]
+            distinct[-1] = SecretMatch(last.kind, last.start, max(last.end, match.end))
+        else:
+            distinct.append(match)
+    return distinct
+
+
+def _known(text: str, extra: Iterable[str], extra_kind: str) -> list[SecretMatch]:
+    """The registered secrets and the `extra` values, verbatim."""
     found: list[SecretMatch] = []
     pattern = _secrets_pattern
     if pattern is not None:
@@ -118,11 +437,29 @@ def find_secrets(
             while start != -1:
                 found.append(SecretMatch(extra_kind, start, start + len(value)))
                 start = text.find(value, start + 1)
-    for kind, shape in SECRET_SHAPES:
-        for match in shape.finditer(text):
-            group = "secret" if "secret" in shape.groupindex else 0
-            found.append(SecretMatch(kind, match.start(group), match.end(group)))
     return found
+
+
+def _in_context(text: str, start: int, end: int) -> list[SecretMatch]:
+    """The in-context shapes' findings between `start` and `end` (keyword lines)."""
+    found: list[SecretMatch] = []
+    for kind, shape in KEYWORD_SHAPES + _IN_CONTEXT:
+        found += _shape_matches(kind, shape, text, start, end)
+    for match in _UNQUOTED_KEYWORD.finditer(text, start, end):
+        if match.group("op") == "=" or _secret_like(match.group("secret")):
+            found.append(SecretMatch("a secret assigned to a keyword", *match.span("secret")))
+    return found
+
+
+def _merged(matches: Iterable[SecretMatch]) -> list[tuple[int, int]]:
+    """The spans of `matches`, overlapping ones joined, in order."""
+    spans: list[tuple[int, int]] = []
+    for match in sorted(matches, key=lambda m: (m.start, -m.end)):
+        if spans and match.start < spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], match.end))
+        else:
+            spans.append((match.start, match.end))
+    return spans
 
 
 def redact(text: str, *, extra: Iterable[str] = ()) -> str:
@@ -132,14 +469,66 @@ def redact(text: str, *, extra: Iterable[str] = ()) -> str:
         return text
     pieces: list[str] = []
     position = 0
-    for match in sorted(matches, key=lambda m: (m.start, -m.end)):
-        if match.end <= position:
-            continue
-        pieces.append(text[position : max(position, match.start)])
+    for start, end in _merged(matches):
+        pieces.append(text[position:start])
         pieces.append(REDACTED)
-        position = match.end
+        position = end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def redact_pieces(pieces: list[str], *, extra: Iterable[str] = ()) -> list[str]:
+    """`pieces` redacted as one text (a streamed answer), still as many pieces.
+
+    A secret split across pieces is masked: its first piece gets `[redacted]`
+    and the others lose their part of it, so `"".join` of the result is
+    `redact("".join(pieces))`.
+    """
+    text = "".join(pieces)
+    spans = _merged(find_secrets(text, extra=extra))
+    if not spans:
+        return list(pieces)
+    out: list[str] = []
+    offset = 0
+    for piece in pieces:
+        start_of_piece, end_of_piece = offset, offset + len(piece)
+        offset = end_of_piece
+        kept: list[str] = []
+        position = start_of_piece
+        for start, end in spans:
+            if end <= start_of_piece or start >= end_of_piece:
+                continue
+            kept.append(text[position : max(position, start)])
+            if start >= start_of_piece:
+                kept.append(REDACTED)
+            position = min(end, end_of_piece)
+        kept.append(text[position:end_of_piece])
+        out.append("".join(kept))
+    return out
+
+
+def redact_json(value: Any, *, extra: Iterable[str] = ()) -> Any:
+    """`value` (parsed JSON) with every string in it redacted; keys are kept."""
+    extras = tuple(extra)
+    if isinstance(value, str):
+        return redact(value, extra=extras)
+    if isinstance(value, list):
+        return [redact_json(item, extra=extras) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_json(item, extra=extras) for key, item in value.items()}
+    return value
+
+
+def redact_json_text(text: str, *, extra: Iterable[str] = ()) -> str:
+    """A JSON document's text with its strings redacted (any other text: `redact`)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return redact(text, extra=extra)
+    redacted = redact_json(data, extra=extra)
+    if redacted == data:
+        return text
+    return json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
 
 
 _URL = re.compile(r"https?://\S*$")
@@ -192,7 +581,7 @@ class RedactingFormatter(logging.Formatter):
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         """Format `record`'s message as one redacted, escaped, bounded line."""
-        record.message = clip(_CONTROL.sub(_escape, record.message), self._max_chars)
+        record.message = clip(_CONTROL.sub(_escape, redact(record.message)), self._max_chars)
         return super().formatMessage(record)
 
     def formatException(self, ei: logging._SysExcInfoType) -> str:
