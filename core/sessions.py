@@ -42,6 +42,7 @@ from navagent.core.errors import NavAgentError
 from navagent.core.events import Usage
 from navagent.core.history import repair_history
 from navagent.core.messages import FrozenModel, Message, UserMessage
+from navagent.core.redaction import redact_json_text
 
 __all__ = [
     "DB_FILENAME",
@@ -357,6 +358,7 @@ class SessionStore:
         usage: str | None = None,
     ) -> None:
         now = self._now()
+        body = redact_json_text(body)  # what the database keeps is what a recording may
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.execute(
