@@ -12,19 +12,26 @@ what a secret is. It finds:
 - credentials by shape, with Yelp's `detect-secrets` plugins (`DETECTORS`):
   JWTs, AWS key ids and secret access keys, basic-auth passwords in URLs,
   Stripe, GitLab, GitHub, npm, PyPI, Slack, Twilio, SendGrid, Mailchimp,
-  Discord, Azure storage, IBM COS, Square, Cloudant, SoftLayer, OpenAI, and
-  the keyword detector (`password = "..."`). Not its Artifactory and Telegram
-  plugins (`AP` + 9 letters, 8 digits + colon: they flag log lines and cost
-  a tenth of a second a megabyte each), nor its public-IP one (not a secret);
+  Discord, Azure storage, Square, OpenAI, and the keyword detector
+  (`password = "..."`). Not its Artifactory and Telegram plugins (`AP` + 9
+  letters, 8 digits + colon: they flag log lines), its public-IP one (not a
+  secret), nor its Cloudant, IBM and SoftLayer ones (`cloudant_password =
+  ...`: the keyword rule below masks those values already);
 - whole private-key blocks (PEM, PGP, SSH2, PuTTY) from their first line to
-  their last (`detect-secrets` only flags the header line);
-- a few shapes `detect-secrets` lacks, kept by hand (`HAND_SHAPES`).
+  their last, or to the end of the text (`detect-secrets` flags the header);
+- a value after a keyword (`DB_PASSWORD=...`, `api_key: ...`, quoted or not);
+- a few shapes `detect-secrets` lacks, kept by hand (`HAND_SHAPES`, each
+  says why).
 
 detect-secrets reports values, not positions, so its regular expressions are
-run here directly (`finditer`) to get spans. Its entropy plugins are not run
-over whole texts: on logs and tool output they flag every hash and id. Entropy
-counts only in keyword context (`secret: <value>` without quotes), where the
-keyword says the value may be a secret.
+run here directly to get spans. Speed (logs and recordings pass here): shapes
+that start with a literal are searched over the whole text (Python's re skips
+ahead to the literal); shapes that start with a keyword alternation are tried
+only where one of their words starts (`IN_CONTEXT`), and a few others only
+around their word (`_ANCHORS`). Its entropy plugins are not run over whole
+texts: on logs and tool output they flag every hash and id; entropy counts
+only in keyword context (`secret: <value>`), where the keyword says the value
+may be a secret (`_secret_like`).
 
 Redaction runs before any cut (`clip`), so a secret sitting at a truncation
 point cannot leave as its first characters. The registry is process-wide on
@@ -46,12 +53,10 @@ from detect_secrets.plugins import keyword as _keyword
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
 from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.cloudant import CloudantDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
 from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.mailchimp import MailchimpDetector
 from detect_secrets.plugins.npm import NpmDetector
@@ -60,7 +65,6 @@ from detect_secrets.plugins.private_key import PrivateKeyDetector
 from detect_secrets.plugins.pypi_token import PypiTokenDetector
 from detect_secrets.plugins.sendgrid import SendGridDetector
 from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.softlayer import SoftlayerDetector
 from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
@@ -134,11 +138,9 @@ _PLUGINS: tuple[tuple[Any, tuple[str, ...], bool], ...] = (
     (AWSKeyDetector, ("an AWS access key id", "an AWS secret access key"), True),
     (AzureStorageKeyDetector, ("an Azure storage account key",), False),
     (BasicAuthDetector, (_URL_PASSWORD,), True),
-    (CloudantDetector, ("a Cloudant credential",), True),
     (DiscordBotTokenDetector, ("a Discord bot token",), False),
     (GitHubTokenDetector, ("a GitHub token",), False),
     (GitLabTokenDetector, ("a GitLab token",), False),
-    (IbmCosHmacDetector, ("an IBM COS HMAC secret",), True),
     (JwtTokenDetector, ("a JSON Web Token",), False),
     (MailchimpDetector, ("a Mailchimp key",), False),
     (NpmDetector, ("an npm token",), True),
@@ -146,7 +148,6 @@ _PLUGINS: tuple[tuple[Any, tuple[str, ...], bool], ...] = (
     (PypiTokenDetector, ("a PyPI token",), False),
     (SendGridDetector, ("a SendGrid key",), False),
     (SlackDetector, ("a Slack token", "a Slack webhook"), False),
-    (SoftlayerDetector, ("a SoftLayer key",), True),
     (SquareOAuthDetector, ("a Square OAuth secret",), False),
     (StripeDetector, ("a Stripe key",), False),
     (TwilioKeyDetector, ("a Twilio key",), False),
@@ -160,20 +161,13 @@ keys outgrew the plugin's 24 characters; its JWT pattern stops before the signat
 
 _WIDENED: set[re.Pattern[str]] = set()
 """Plugin patterns whose findings are widened to the token's end (`_TOKEN_CHARS`)."""
-_IN_CONTEXT_PLUGINS = (AWSKeyDetector, CloudantDetector, IbmCosHmacDetector, SoftlayerDetector)
-"""Plugins whose every regex (AWS: its secret-key one) needs a keyword on the line."""
 
 
-def _plugin_shapes(*, in_context: bool) -> tuple[Shape, ...]:
+def _plugin_shapes() -> tuple[Shape, ...]:
     """Each detect-secrets regex, named; a value in group 1 becomes the `secret` group."""
     shapes: list[Shape] = []
     for plugin, names, value_group in _PLUGINS:
         for index, pattern in enumerate(plugin.denylist):
-            needs_keyword = plugin in _IN_CONTEXT_PLUGINS and not (
-                plugin is AWSKeyDetector and index == 0
-            )
-            if needs_keyword != in_context:
-                continue
             source = pattern.pattern
             if value_group and pattern.groups:
                 source = re.sub(r"(?<!\\)\((?!\?)", "(?P<secret>", source, count=1)
@@ -192,9 +186,14 @@ _BOUNDED_VALUE = r"(?=\w)[^\n\r\v'\"]{0,256}[^\n\r\v,'\"`]"
 
 
 def _keyword_shapes() -> tuple[Shape, ...]:
-    """detect-secrets' keyword detector (quoted values), one line at a time."""
+    """detect-secrets' keyword detector (quoted values), each form that starts at its keyword.
+
+    Left out: `"value" == password` (a comparison in code, not a value given).
+    """
     shapes: list[Shape] = []
     for pattern, group in _keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
+        if not pattern.pattern.startswith(_keyword.DENYLIST_REGEX):
+            continue
         source = pattern.pattern.replace(_keyword.SECRET, f"(?P<secret>{_BOUNDED_VALUE})")
         assert source != pattern.pattern, "detect-secrets' keyword SECRET changed"
         compiled = re.compile(source, pattern.flags)
@@ -203,41 +202,33 @@ def _keyword_shapes() -> tuple[Shape, ...]:
     return tuple(shapes)
 
 
-_ANYWHERE: tuple[Shape, ...] = _plugin_shapes(in_context=False)
-_IN_CONTEXT: tuple[Shape, ...] = _plugin_shapes(in_context=True) + _keyword_shapes()
-DETECTORS: tuple[Shape, ...] = _ANYWHERE + _IN_CONTEXT
+_PLUGIN_SHAPES = _plugin_shapes()
+_AWS_SECRET_KEY = _PLUGIN_SHAPES[1]
+_ANYWHERE: tuple[Shape, ...] = tuple(s for s in _PLUGIN_SHAPES if s is not _AWS_SECRET_KEY)
+DETECTORS: tuple[Shape, ...] = _PLUGIN_SHAPES + _keyword_shapes()
 """Everything taken from detect-secrets."""
 
-KEYWORD_SHAPES: tuple[Shape, ...] = (
+_HAND_AWS_SECRET_KEY = re.compile(
     # Its AWS detector needs the secret access key in quotes (source code);
     # logs and env dumps write `AWS_SECRET_ACCESS_KEY=...`.
-    (
-        "an AWS secret access key",
-        re.compile(
-            r"(?i)aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[=:]\s*['\"]?"
-            r"(?P<secret>[0-9a-zA-Z/+]{40})(?![0-9a-zA-Z/+])"
-        ),
-    ),
-    (
-        "a credential header",
-        re.compile(
-            r"(?i)\b(?:authorization|proxy-authorization|x-api-key|api-key|cookie|set-cookie)"
-            r"['\"]?[ \t]*[:=][ \t]*['\"]?(?P<secret>(?!bearer\s)[^\s'\",;]{4,})"
-        ),
-    ),
-    (
-        # A YAML mapping key (a recorded header) whose value follows on the next lines.
-        "a credential header",
-        re.compile(
-            r"(?im)^[ \t]*['\"]?(?:authorization|proxy-authorization|x-api-key|api-key|cookie"
-            r"|set-cookie)['\"]?[ \t]*:[ \t]*$"
-        ),
-    ),
+    r"(?i)aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[=:]\s*['\"]?"
+    r"(?P<secret>[0-9a-zA-Z/+]{40})(?![0-9a-zA-Z/+])"
 )
-"""Hand-written shapes that need a keyword: run only on lines holding one (`_KEYWORDS`)."""
+_CREDENTIAL_HEADER = re.compile(
+    # `proxy-authorization`, `x-api-key` and `set-cookie` end in these names.
+    r"(?i)(?:authorization|api-key|cookie)(?<![A-Za-z0-9]{2}cookie)"
+    r"['\"]?[ \t]*[:=][ \t]*['\"]?(?P<secret>(?!bearer\s)[^\s'\",;]{4,})"
+)
+_HEADER_KEY = re.compile(
+    # A YAML mapping key (a recorded header) whose value follows on the next lines.
+    r"(?im)[ \t]*['\"]?(?:authorization|proxy-authorization|x-api-key|api-key|cookie"
+    r"|set-cookie)['\"]?[ \t]*:[ \t]*$"
+)
 
 _UNQUOTED_KEYWORD = re.compile(
-    r"(?i)(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:[A-Za-z0-9]+[_.\-])*"
+    # Matched where its keyword starts (`IN_CONTEXT`): not inside a word, but
+    # after `_`, `.`, `-` (`DB_PASSWORD`) or an escape (`\\npassword`).
+    r"(?i)(?:(?<![A-Za-z0-9])|(?<=[_.\-])|(?<=\\[nrt]))"
     r"(?:password|passwd|passphrase|pwd|pass|secret|secret_?key|secret_?access_?key|api_?key"
     r"|access_?key|private_?key|auth_?key|client_?secret|token|access_?token|auth_?token"
     r"|refresh_?token|credentials?)(?:\\?['\"])?[ \t]*(?P<op>:|=)[ \t]*(?:\\?['\"`])?"
@@ -287,24 +278,55 @@ one line at a time still sees a header alone."""
 
 _HEADER = re.compile("|".join(p.pattern for p in PrivateKeyDetector.denylist))
 
-SECRET_SHAPES: tuple[Shape, ...] = HAND_SHAPES + KEYWORD_SHAPES + DETECTORS
-"""Every credential shape (the key blocks and the unquoted keyword rule aside)."""
 
-_GATES = {
-    _BEARER.pattern: "bearer",
-    MailchimpDetector.denylist[0].pattern: "-us",
-    SlackDetector.denylist[1].pattern: "hooks.slack",
-}
-"""A word (lower case) without which a slow shape cannot match: it is skipped."""
+def _spellings(*words: str) -> tuple[str, ...]:
+    """Each of `words` with `_?` spelled both ways (`api_?key`: `api_key`, `apikey`)."""
+    out: list[str] = []
+    for word in words:
+        spelled = [word]
+        while any("_?" in w for w in spelled):
+            spelled = [
+                v for w in spelled for v in (w.replace("_?", "_", 1), w.replace("_?", "", 1))
+            ]
+        out += spelled
+    return tuple(dict.fromkeys(out))
 
-_KEYWORDS = (
-    "key", "pw", "pass", "secret", "token", "credential", "contrase", "auth", "cookie", "aws",
-    "cloudant", "softlayer",
+
+_DENYLIST_STARTS = _spellings(*_keyword.DENYLIST)
+"""Where a match of the keyword detector's denylist (`api_?key|...|secret`) can start."""
+_KEYWORD_STARTS = _spellings(
+    "pass", "pwd", "secret", "api_?key", "access_?key", "private_?key", "auth_?key",
+    "client_?secret", "token", "access_?token", "auth_?token", "refresh_?token", "credential",
 )  # fmt: skip
-"""Lowercase words one of which every in-context shape needs on its line."""
-_ASSIGNED = re.compile(r"[a-z0-9_.\-'\"\]]{0,40}[ \t]*(?:[:=(!]|$)", re.M)
-"""What follows such a word when it names a value: `_PASSWORD=`, `"]: `, `(`;
-`tokens/s` and `key points` are not (they would bring every log line in)."""
+
+_HEADER_NAMES = ("authorization", "api-key", "cookie")
+IN_CONTEXT: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
+    *((kind, shape, _DENYLIST_STARTS, False) for kind, shape in _keyword_shapes()),
+    (_AWS_SECRET_KEY[0], _AWS_SECRET_KEY[1], ("aws",), False),
+    ("an AWS secret access key", _HAND_AWS_SECRET_KEY, ("aws",), False),
+    ("a credential header", _CREDENTIAL_HEADER, _HEADER_NAMES, False),
+    ("a credential header", _HEADER_KEY, _HEADER_NAMES, True),
+    ("a secret assigned to a keyword", _UNQUOTED_KEYWORD, _KEYWORD_STARTS, False),
+)
+"""Shapes that start with a keyword, the words (lower case) they can start
+with, and whether they start at that word's line instead: each is tried only
+there (`re.match`). Searched over whole texts, their leading alternations
+cost seconds a megabyte: Python's re cannot skip ahead to them."""
+
+SECRET_SHAPES: tuple[Shape, ...] = (*HAND_SHAPES, *_ANYWHERE)
+"""The shapes searched over the whole text (the key blocks and `IN_CONTEXT` aside)."""
+
+_ANCHORS: dict[str, tuple[str, int, int]] = {
+    _BEARER.pattern: ("bearer", 0, 4200),
+    MailchimpDetector.denylist[0].pattern: ("-us", 32, 4),
+    SlackDetector.denylist[0].pattern: ("xox", 0, 400),
+    SlackDetector.denylist[1].pattern: ("hooks.slack.com", 8, 400),
+    StripeDetector.denylist[0].pattern: ("k_live_", 1, 100),
+}
+"""Shapes Python's re cannot skip through quickly (a case-insensitive or
+alternated start, a literal in the middle): searched only around their
+word (lower case), from so many characters before it to so many after."""
+
 
 _TRIM = " \t\r\n=:\"'"
 _KNOWN_KIND = "a configured secret"
@@ -365,35 +387,29 @@ def _shape_matches(
     return found
 
 
-def _keyword_lines(text: str, lowered: str) -> list[tuple[int, int]]:
-    """The (start, end) of each run of lines assigning to a `_KEYWORDS` word, and the line after.
-
-    The in-context shapes run only there: they start with an alternation of
-    words that Python's re cannot skip to, and would cost seconds a megabyte.
-    """
-    if len(lowered) != len(text):  # a character whose lower case is longer: scan it all
-        return [(0, len(text))]
+def _regions(lowered: str, word: str, before: int, after: int) -> list[tuple[int, int]]:
+    """The stretches of the text around each `word` (lower case), merged, in order."""
     spans: list[tuple[int, int]] = []
-    for word in _KEYWORDS:
+    position = lowered.find(word)
+    while position != -1:
+        start, end = max(0, position - before), position + len(word) + after
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+        position = lowered.find(word, position + 1)
+    return spans
+
+
+def _starts(lowered: str, words: Iterable[str]) -> list[int]:
+    """Every position where one of `words` (lower case) starts."""
+    found: set[int] = set()
+    for word in words:
         position = lowered.find(word)
         while position != -1:
-            if not _ASSIGNED.match(lowered, position + len(word)):
-                position = lowered.find(word, position + 1)
-                continue
-            start = text.rfind("\n", 0, position) + 1
-            end = text.find("\n", position)
-            end = len(text) if end == -1 else end
-            after = text.find("\n", end + 1)
-            spans.append((start, len(text) if after == -1 else after))
-            position = lowered.find(word, end)
-    spans.sort()
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+            found.add(position)
+            position = lowered.find(word, position + 1)
+    return sorted(found)
 
 
 def find_secrets(
@@ -411,12 +427,17 @@ def find_secrets(
             found += [SecretMatch(kind, *m.span()) for m in block.finditer(text)]
         found += [SecretMatch("a private key block", *m.span()) for m in _HEADER.finditer(text)]
     lowered = text.lower()
-    for kind, shape in HAND_SHAPES + _ANYWHERE:
-        gate = _GATES.get(shape.pattern)
-        if gate is None or gate in lowered:
+    if len(lowered) != len(text):  # a character whose lower case is longer: keep positions
+        lowered = "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
+    for kind, shape in SECRET_SHAPES:
+        anchor = _ANCHORS.get(shape.pattern)
+        if anchor is None:
             found += _shape_matches(kind, shape, text, 0, len(text))
-    for start, end in _keyword_lines(text, lowered):
-        found += _in_context(text, start, end)
+            continue
+        word, before, after = anchor
+        for start, end in _regions(lowered, word, before, after):
+            found += _shape_matches(kind, shape, text, start, end)
+    found += _in_context(text, lowered)
     return found
 
 
@@ -451,15 +472,33 @@ def _known(text: str, extra: Iterable[str], extra_kind: str) -> list[SecretMatch
     return found
 
 
-def _in_context(text: str, start: int, end: int) -> list[SecretMatch]:
-    """The in-context shapes' findings between `start` and `end` (keyword lines)."""
+def _in_context(text: str, lowered: str) -> list[SecretMatch]:
+    """The `IN_CONTEXT` shapes' findings, each tried where one of its words starts."""
     found: list[SecretMatch] = []
-    for kind, shape in KEYWORD_SHAPES + _IN_CONTEXT:
-        found += _shape_matches(kind, shape, text, start, end)
-    for match in _UNQUOTED_KEYWORD.finditer(text, start, end):
-        if match.group("op") == "=" or _secret_like(match.group("secret")):
-            found.append(SecretMatch("a secret assigned to a keyword", *match.span("secret")))
+    starts: dict[tuple[tuple[str, ...], bool], list[int]] = {}
+    for kind, shape, words, line_start in IN_CONTEXT:
+        positions = starts.get((words, line_start))
+        if positions is None:
+            positions = _starts(lowered, words)
+            if line_start:
+                positions = sorted({lowered.rfind("\n", 0, p) + 1 for p in positions})
+            starts[(words, line_start)] = positions
+        for position in positions:
+            match = shape.match(text, position, position + _CONTEXT_CHARS)
+            if match is None:
+                continue
+            first, last = _span(match)
+            if shape is _UNQUOTED_KEYWORD and not (
+                match.group("op") == "=" or _secret_like(match.group("secret"))
+            ):
+                continue
+            if last > first and text[first:last] not in (REDACTED, REDACTED_IN_URL):
+                found.append(SecretMatch(kind, first, last))
     return found
+
+
+_CONTEXT_CHARS = 1024
+"""How far a keyword shape may reach from its word (a value is at most 257 characters)."""
 
 
 def _merged(matches: Iterable[SecretMatch]) -> list[tuple[int, int, str]]:

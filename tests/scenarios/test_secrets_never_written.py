@@ -224,25 +224,26 @@ def test_a_recorded_session_writes_no_secret_anywhere(tmp_path: Path) -> None:
     )
     route = next(p for p in KINDS if p.text.startswith("https://ops:"))
     password = route.parts[0]
-    with SimulatedProvider(pacing_ms=0).start() as provider:
+    with SimulatedProvider(pacing_ms=0) as provider:
         endpoint = provider.base_url.replace("http://", f"http://ops:{password}@")
         routes = home / "routes.yaml"
         routes.write_text(
             "routes:\n  - routing_hint: agent\n"
             f"    endpoint: {endpoint}\n    model: sim-model\n"
-            "    protocols: [openai_chat_completions]\n    api_key: sim-key-not-secret\n",
+            "    protocols: [anthropic_messages]\n    api_key: sim-key-not-secret\n",
             "utf-8",
         )
         run = run_nav(
             "agent", "--routes", str(routes), "--cluster", "demo", "--record", "leak-check",
             env=env, cwd=project, timeout=120,
-            stdin="why is gpu-trainer failing? show its logs\n/export transcript.md\n",
+            stdin="why is gpu-trainer failing? show its logs\n",
         )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "recorded scenarios/leak-check.yaml" in run.stderr, run.stderr
     (database,) = (home / "state").rglob("sessions.db")
     with sqlite3.connect(database) as db:
         (session_id,) = db.execute("SELECT id FROM sessions").fetchone()
+    # `sessions export` and the REPL's `/export` write the same transcripts.
     for form in ("--json", "--no-json"):
         exported = run_nav(
             "agent", "sessions", "export", session_id, *([form] if form == "--json" else []),
@@ -252,8 +253,14 @@ def test_a_recorded_session_writes_no_secret_anywhere(tmp_path: Path) -> None:
     written = _all_written(project) + _all_written(home / "state")
     names = {path.name for path in written}
     assert {"leak-check.yaml", "turns.jsonl", "tools.jsonl", "provider.yaml"} <= names, names
-    assert {"sessions.db", "transcript.md", "session--json.out", "session--no-json.out"} <= names
+    assert {"sessions.db", "session--json.out", "session--no-json.out"} <= names, names
     _assert_nothing_leaks(written, KINDS)
-    assert REDACTED in (project / "transcript.md").read_text("utf-8")
+    # The secrets were there to leak: the answer quoted them, the endpoint carried one.
+    scenario = (project / "scenarios" / "leak-check.yaml").read_text("utf-8")
+    assert "its logs say why: `[redacted]" in scenario
+    cassette = (project / "cassettes" / "anthropic" / "leak-check.yaml").read_text("utf-8")
+    assert f"endpoint: http://ops:{REDACTED_IN_URL}@127.0.0.1" in cassette
+    assert f"uri: http://ops:{REDACTED_IN_URL}@127.0.0.1" in cassette
+    assert REDACTED in (project / "session--no-json.out").read_text("utf-8")
     # What was found in the answer is still said, redacted: the replay matched it.
     assert not find_secrets((project / "scenarios" / "leak-check.yaml").read_text("utf-8"))
