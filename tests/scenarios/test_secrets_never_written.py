@@ -25,11 +25,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from navagent.core.redaction import REDACTED, REDACTED_IN_URL, find_secrets, redact, redact_pieces
+from navagent.core.redaction import (
+    REDACTED,
+    REDACTED_IN_URL,
+    find_secrets,
+    redact,
+    redact_many,
+    redact_pieces,
+)
 from navagent.fixtures.harness import scan_text
 from navagent.fixtures.harness._body_redaction import redact_sse
 from navagent.fixtures.harness._capture import SessionCapture
-from navagent.fixtures.harness._cassette import make_vcr
 from navagent.fixtures.harness._wire import CassetteTransport
 from navagent.fixtures.nav_sim._seed import log_line
 from navagent.fixtures.provider import SimulatedProvider
@@ -120,6 +126,25 @@ def test_a_secret_split_across_streamed_pieces_is_masked_as_the_whole_text(
     assert said == redact(text)
 
 
+@settings(max_examples=60)
+@given(
+    texts=st.lists(
+        st.one_of(
+            _FILLER,
+            st.sampled_from([p.text for p in KINDS]),
+            st.sampled_from([p.text.split("\n")[0] for p in KINDS]),  # a key block's header
+            st.sampled_from(
+                ["DB_PASSWORD=", "password: ", "Bearer ", "-----END RSA PRIVATE KEY-----"]
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_many_texts_searched_at_once_are_redacted_each_as_on_its_own(texts: list[str]) -> None:
+    """A JSON document's strings are searched in one pass; no finding crosses two of them."""
+    assert redact_many(texts) == [redact(text) for text in texts]
+
+
 # --- headers and URIs of recorded traffic -----------------------------------------
 
 
@@ -156,8 +181,6 @@ async def test_headers_uri_and_bodies_of_recorded_traffic_are_redacted(tmp_path:
         )
         assert response.status_code == 200
     await capture.end()
-    recorder = make_vcr(record=True)
-    assert recorder.before_record_request is not None
 
     written = _all_written(tmp_path)
     assert "provider.yaml" in {path.name for path in written}
