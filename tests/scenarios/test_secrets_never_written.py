@@ -12,6 +12,7 @@ scan refuses, with file, line and kind, what the redaction would have masked.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import shutil
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 from navagent.core.redaction import (
     REDACTED,
     REDACTED_IN_URL,
+    RedactingFormatter,
     find_secrets,
     redact,
     redact_many,
@@ -287,3 +289,19 @@ def test_a_recorded_session_writes_no_secret_anywhere(tmp_path: Path) -> None:
     assert REDACTED in (project / "session--no-json.out").read_text("utf-8")
     # What was found in the answer is still said, redacted: the replay matched it.
     assert not find_secrets((project / "scenarios" / "leak-check.yaml").read_text("utf-8"))
+
+
+def test_a_log_line_is_redacted_whole_before_it_is_escaped_and_cut() -> None:
+    """Logs take the same path: a key block spanning lines, a URL password, any kind."""
+    block = next(p for p in KINDS if p.multiline)
+    url = next(p for p in KINDS if p.kind == "a password in a URL")
+    message = f"upstream said: {block.text}\nthen {url.text} and " + " ".join(
+        p.text for p in KINDS if not p.multiline
+    )
+    record = logging.LogRecord("nav", logging.WARNING, __file__, 1, message, None, None)
+
+    line = RedactingFormatter("%(message)s", max_chars=100_000).format(record)
+
+    assert "\n" not in line and REDACTED in line
+    assert _leaks(line, block) == [] and _leaks(line, url) == []
+    assert all(_leaks(line, planted) == [] for planted in KINDS)
