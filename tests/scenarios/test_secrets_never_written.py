@@ -35,13 +35,16 @@ from navagent.core.redaction import (
     redact_many,
     redact_pieces,
 )
-from navagent.fixtures.harness import scan_text
+from navagent.fixtures.harness import load_scenario, scan_text
 from navagent.fixtures.harness._body_redaction import redact_sse
 from navagent.fixtures.harness._capture import SessionCapture
+from navagent.fixtures.harness._recorder import RecordTarget
+from navagent.fixtures.harness._recorder import _source as recorder_source
 from navagent.fixtures.harness._wire import CassetteTransport
 from navagent.fixtures.nav_sim._seed import log_line
 from navagent.fixtures.provider import SimulatedProvider
 from tests.cli.harness import run_nav
+from tests.scenarios.conftest import SCENARIOS
 from tests.scenarios.secret_kinds import Planted, planted_secrets
 
 KINDS = planted_secrets(random.Random(27))
@@ -305,3 +308,16 @@ def test_a_log_line_is_redacted_whole_before_it_is_escaped_and_cut() -> None:
     assert "\n" not in line and REDACTED in line
     assert _leaks(line, block) == [] and _leaks(line, url) == []
     assert all(_leaks(line, planted) == [] for planted in KINDS)
+
+
+def test_a_recorded_cassette_names_its_endpoint_without_the_password() -> None:
+    """`nav scenario record --endpoint https://user:pass@host`: metadata and note are masked."""
+    url = next(p for p in KINDS if p.text.startswith("https://ops:"))
+    scenario = load_scenario(SCENARIOS / "providers.yaml")
+    target = RecordTarget(kind="real", endpoint=url.text, model="m", api_key="k")
+
+    source = recorder_source(scenario, "openai", target, "m", "2026-11-26")
+
+    assert _leaks(source.model_dump_json(), url) == []
+    assert source.endpoint == f"https://ops:{REDACTED_IN_URL}@example.invalid/"
+    assert REDACTED_IN_URL in source.note
