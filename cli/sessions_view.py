@@ -23,6 +23,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from navagent.core.redaction import redact, redact_json
 from navagent.core.sessions import (
     InvalidSessionNameError,
     SessionError,
@@ -169,8 +170,12 @@ def show_sessions(*, json_output: bool, limit: int) -> int:
 
 
 def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
-    """A session as a readable markdown transcript: messages, tool calls and their output."""
-    results = {m.tool_call_id: m.content for m in log if isinstance(m, ToolResultMessage)}
+    """A session as a readable markdown transcript: messages, tool calls and their output.
+
+    Every message is redacted on its own (the one redaction path), before it
+    is put in the transcript.
+    """
+    results = {m.tool_call_id: redact(m.content) for m in log if isinstance(m, ToolResultMessage)}
     parts = [
         f"# nav agent session {info.label}\n",
         f"id `{info.id}` · cluster `{info.cluster or '-'}` · started"
@@ -179,16 +184,17 @@ def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
     for message in log:
         match message:
             case UserMessage():
-                parts.append(f"## You\n\n{message.content}\n")
+                parts.append(f"## You\n\n{redact(message.content)}\n")
             case SystemMessage():
-                parts.append(f"## Summary of earlier turns\n\n{message.content}\n")
+                parts.append(f"## Summary of earlier turns\n\n{redact(message.content)}\n")
             case AssistantMessage():
                 if message.content:
-                    parts.append(f"## Agent\n\n{message.content}\n")
+                    parts.append(f"## Agent\n\n{redact(message.content)}\n")
                 for call in message.tool_calls:
                     output = results.get(call.id, "(no result recorded)")
                     parts.append(
-                        f"**Tool** `{call.name}` `{call.arguments}`\n\n{_fenced(output)}\n"
+                        f"**Tool** `{call.name}` `{redact(str(call.arguments))}`"
+                        f"\n\n{_fenced(output)}\n"
                     )
             case ToolResultMessage():
                 pass  # shown with its call
@@ -196,12 +202,14 @@ def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
 
 
 def transcript_json(info: SessionInfo, log: Sequence[Message]) -> str:
-    """A session as JSON: its metadata and every message, compacted ones included."""
+    """A session as JSON: its metadata and every message, compacted ones included, redacted."""
     return json.dumps(
-        {
-            "session": info.model_dump(mode="json"),
-            "messages": [message.model_dump(mode="json") for message in log],
-        },
+        redact_json(
+            {
+                "session": info.model_dump(mode="json"),
+                "messages": [message.model_dump(mode="json") for message in log],
+            }
+        ),
         indent=2,
         ensure_ascii=False,
     )

@@ -43,6 +43,7 @@ from navagent.core.events import Usage
 from navagent.core.history import repair_history
 from navagent.core.messages import FrozenModel, Message, UserMessage
 from navagent.core.private_files import private_dir, private_file, tighten_if_present
+from navagent.core.redaction import redact_json_text
 
 __all__ = [
     "DB_FILENAME",
@@ -395,6 +396,7 @@ class SessionStore:
         usage: str | None = None,
     ) -> None:
         now = self._now()
+        body = redact_json_text(body)  # what the database keeps is what a recording may
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.execute(
