@@ -201,13 +201,14 @@ def replay(
 def _find_scenarios(names: list[str]) -> list[Scenario]:
     """Scenario ids (in scenarios/), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
+    from navagent.fixtures.harness._loader import scenario_files_for
 
     paths: list[Path] = []
     for name in names:
         path = Path(name)
-        by_id = Path("scenarios") / f"{name}.yaml"
-        if not path.exists() and not path.suffix and by_id.is_file():
-            path = by_id
+        by_id = scenario_files_for(Path("scenarios"), name) if not path.suffix else []
+        if not path.exists() and by_id:
+            path = by_id[0]
         paths.append(path)
     try:
         return discover_scenarios(paths)

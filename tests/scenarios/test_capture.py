@@ -168,3 +168,36 @@ async def test_a_capture_stops_growing_at_its_limit_and_says_so(
     result = await conversation.close()
     assert isinstance(result, ExportError)
     assert "grew past 4,000 bytes of provider and tool output" in str(result)
+
+
+# Issue 27, section 4: `twin.yml` and `twin.yaml` are one scenario id.
+@pytest.mark.parametrize("taken", ["twin.yml", "twin.yaml", "dangling-link"])
+def test_a_name_taken_by_any_scenario_file_of_that_id_is_refused(
+    tmp_path: Path, taken: str
+) -> None:
+    from navagent.fixtures.harness import check_export_target
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    if taken == "dangling-link":
+        (folder / "twin.yml").symlink_to(tmp_path / "nowhere.yaml")
+    else:
+        (folder / taken).write_text("id: twin\n", "utf-8")
+    with pytest.raises(ExportError, match=r"twin\.ya?ml already exists \(scenario 'twin'\)"):
+        check_export_target("twin", folder)
+    assert check_export_target("other", folder) == folder / "other.yaml"
+
+
+async def test_a_scenario_of_the_same_id_written_meanwhile_stops_the_export(
+    session: Session, tmp_path: Path
+) -> None:
+    conversation = session.conversation
+    conversation.record_as("twin")
+    await conversation.send("list my sandboxes")
+    (tmp_path / "scenarios").mkdir(exist_ok=True)
+    (tmp_path / "scenarios" / "twin.yml").write_text("id: twin\n", "utf-8")
+    result = await conversation.close()
+    assert isinstance(result, ExportError)
+    assert "twin.yml already exists (scenario 'twin')" in str(result)
+    assert sorted(p.name for p in (tmp_path / "scenarios").iterdir()) == ["twin.yml"]
+    assert not (tmp_path / "cassettes").exists() or not any((tmp_path / "cassettes").rglob("twin.*"))
