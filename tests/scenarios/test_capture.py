@@ -12,6 +12,7 @@ keeping it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -153,21 +154,71 @@ async def test_recording_without_the_gateway_in_process_is_refused(tmp_path: Pat
         conversation.record_as("x")
 
 
-async def test_a_capture_stops_growing_at_its_limit_and_says_so(
+def on_disk(folder: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_size for path in folder.iterdir() if path.is_file()}
+
+
+# Issue 27, section 4: every byte of every file counts, and the provider file is appended to.
+async def test_a_capture_stops_at_its_limit_on_disk_and_says_so(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", 4_000)
+    limit = 250_000
+    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", limit)
     conversation = session.conversation
     await conversation.send("list my sandboxes")
     folder = session.capture.folder
     assert folder is not None
-    size = (folder / "provider.yaml").stat().st_size
+    provider = folder / "provider.yaml"
+    first, inode = provider.read_text("utf-8"), provider.stat().st_ino
     await conversation.send("why is gpu-trainer failing? show its logs")
-    assert (folder / "provider.yaml").stat().st_size == size, "nothing more is kept"
+    assert provider.read_text("utf-8").startswith(first), "earlier turns are not rewritten"
+    assert provider.stat().st_ino == inode
+    problem = "grew past 250,000 bytes of provider and tool output"
+    for _ in range(30):  # each request carries the whole conversation: it fills up fast
+        meta, _turns = capture_module.read_capture(folder)
+        if any(problem in p for p in meta.problems):
+            break
+        await conversation.send("show the logs of gpu-trainer and of dev-box")
+    else:
+        pytest.fail(f"the capture never filled: {on_disk(folder)}")
+    full = on_disk(folder)
+    data = sum(size for name, size in full.items() if name != "meta.json")
+    assert data <= limit, full
+    assert data + full["meta.json"] <= limit + 1_024, full  # meta.json says why it stopped
+    _meta, kept_turns = capture_module.read_capture(folder)
+    assert len(kept_turns) >= 2, "a turn that fits is kept"
+    assert meta.bytes <= sum(full.values()) and sum(full.values()) - meta.bytes < 1_024
+    await conversation.send("list my sandboxes")
+    assert {k: v for k, v in on_disk(folder).items() if k != "meta.json"} == {
+        k: v for k, v in full.items() if k != "meta.json"
+    }, "nothing more is kept"
     conversation.record_as("too-big")
     result = await conversation.close()
     assert isinstance(result, ExportError)
-    assert "grew past 4,000 bytes of provider and tool output" in str(result)
+    assert problem in str(result)
+
+
+async def test_an_appended_provider_file_holds_every_interaction_of_every_turn(
+    session: Session,
+) -> None:
+    from navagent.fixtures.harness import _serializer
+
+    conversation = session.conversation
+    said = ["list my sandboxes", "why is gpu-trainer failing?", "what runs on dev-box?"]
+    for message in said:
+        await conversation.send(message)
+    folder = session.capture.folder
+    assert folder is not None
+    await session.capture.end()
+    text = (folder / "provider.yaml").read_text("utf-8")
+    assert text.count("\ninteractions:") == 1 and "\n...\n" not in text
+    users = []
+    for interaction in _serializer.deserialize(text)["interactions"]:
+        body = json.loads(interaction["request"]["body"])
+        last = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        if last not in users:
+            users.append(last)
+    assert users == said
 
 
 # Issue 27, section 4: `twin.yml` and `twin.yaml` are one scenario id.
