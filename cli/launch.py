@@ -342,10 +342,7 @@ class _Launch:
             except SessionNotFoundError as exc:
                 raise StartupError(str(exc)) from None
         if session is not None and session.demo and demo is None:
-            raise StartupError(
-                f"session {session.label} was recorded by `nav agent --demo` (simulated model"
-                f" and cluster); resume it with `nav agent --demo --session {session.label}`"
-            )
+            raise StartupError(_demo_only(session))
         recorded = session.cluster if session is not None else None
         if demo is not None:
             cluster = explicit or DEMO_CLUSTER
@@ -365,13 +362,22 @@ class _Launch:
         return session, cluster
 
     def _new_named_session(self, store: SessionStore | None, *, cluster: str) -> SessionInfo | None:
-        """Create `--session NAME` when it does not exist yet (after the gateway answered)."""
+        """Create `--session NAME` when it does not exist yet (after the gateway answered).
+
+        Another agent started on the same new name at the same moment may have
+        created it in between: then this one joins that session.
+        """
         if store is None or self.options.session is None:
             return None
         try:
-            return store.create(name=self.options.session, cluster=cluster, demo=self.options.demo)
+            session = store.open_or_create(
+                self.options.session, cluster=cluster, demo=self.options.demo
+            )
         except InvalidSessionNameError as exc:
             raise StartupError(str(exc)) from None
+        if session.demo and not self.options.demo:
+            raise StartupError(_demo_only(session))
+        return session
 
     def _tool_binary(self) -> Path:
         try:
@@ -655,3 +661,11 @@ def _prompt_history() -> History:
     except OSError:
         return InMemoryHistory()
     return FileHistory(str(path))
+
+
+def _demo_only(session: SessionInfo) -> str:
+    """Why a `--demo` session cannot continue outside `--demo`."""
+    return (
+        f"session {session.label} was recorded by `nav agent --demo` (simulated model"
+        f" and cluster); resume it with `nav agent --demo --session {session.label}`"
+    )

@@ -195,6 +195,28 @@ class SessionStore:
             raise InvalidSessionNameError(f"a session named {name!r} already exists") from None
         return self._info(session_id)
 
+    def open_or_create(self, name: str, *, cluster: str = "", demo: bool = False) -> SessionInfo:
+        """The session named `name`, created now when there is none (`--session NAME`).
+
+        One statement decides, so agents started at the same moment on a new
+        name all end up in one session: the insert that loses the race to
+        another process's does nothing, and the winner's row is read instead.
+
+        Raises:
+            InvalidSessionNameError: `name` is malformed.
+        """
+        _check_name(name)
+        now = self._now()
+        self._db.execute(
+            "INSERT INTO sessions (id, name, cluster, demo, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (uuid.uuid4().hex, name, cluster, int(demo), now, now),
+        )
+        row = self._db.execute("SELECT id FROM sessions WHERE name = ?", (name,)).fetchone()
+        if row is None:  # renamed or deleted by another process in between: try again
+            return self.open_or_create(name, cluster=cluster, demo=demo)
+        return self._info(row[0])
+
     def delete(self, name_or_id: str) -> SessionInfo:
         """Delete a session and its log; returns what was deleted.
 
