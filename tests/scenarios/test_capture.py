@@ -198,6 +198,32 @@ async def test_a_capture_stops_at_its_limit_on_disk_and_says_so(
     assert problem in str(result)
 
 
+async def test_a_tool_output_that_does_not_fit_is_not_written_and_stops_the_capture(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from navagent.core._process import CapturedOutput, ProcessResult
+
+    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", 200_000)
+    real = session.capture._execute
+
+    async def loud(argv, **options) -> ProcessResult:
+        result = await real(argv, **options)
+        return dataclasses.replace(result, stdout=CapturedOutput(head=b"log line\n" * 25_000))
+
+    session.capture._execute = loud  # the wrapped executor: every command prints 250 kB
+    await session.conversation.send("show the logs of gpu-trainer")
+    folder = session.capture.folder
+    assert folder is not None
+    await session.capture.end()
+    sizes = on_disk(folder)
+    assert sum(size for name, size in sizes.items() if name != "meta.json") <= 200_000, sizes
+    assert not (folder / "tools.jsonl").exists(), "the 250 kB command was not kept"
+    meta, _turns = capture_module.read_capture(folder)
+    assert any("grew past 200,000 bytes" in problem for problem in meta.problems)
+
+
 async def test_an_appended_provider_file_holds_every_interaction_of_every_turn(
     session: Session,
 ) -> None:
