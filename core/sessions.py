@@ -42,6 +42,7 @@ from navagent.core.errors import NavAgentError
 from navagent.core.events import Usage
 from navagent.core.history import repair_history
 from navagent.core.messages import FrozenModel, Message, UserMessage
+from navagent.core.private_files import private_dir, private_file, tighten_if_present
 
 __all__ = [
     "DB_FILENAME",
@@ -119,6 +120,21 @@ def default_db_path(state_dir: Path | str | None = None) -> Path:
     return Path(folder) / DB_FILENAME
 
 
+def _make_private(database: Path) -> None:
+    """The state folder 0700 and the database 0600, before SQLite opens it.
+
+    SQLite gives its `-wal`, `-shm` and `-journal` files the database's mode;
+    ones left looser by an older version are tightened here.
+
+    Raises:
+        OSError: a file or folder cannot be made, or is a link or someone else's.
+    """
+    private_dir(database.parent)
+    private_file(database)
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten_if_present(database.with_name(database.name + suffix))
+
+
 class SessionStore:
     """The session database: create, find, list, load and record sessions.
 
@@ -144,7 +160,7 @@ class SessionStore:
         self.path = Path(path) if path is not None else default_db_path()
         self._clock = clock
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode = WAL")
             # WAL + NORMAL keeps every committed entry across a process crash;
