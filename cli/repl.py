@@ -43,6 +43,7 @@ from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.text import Text
 
+from navagent.cli.new_file import NewFileError, write_new_file
 from navagent.cli.prompt import SlashCompleter
 from navagent.cli.recording import recording_report
 from navagent.cli.render import TerminalRenderer, format_messages
@@ -425,13 +426,15 @@ class _Repl:
         if not log:
             self._renderer.note("Nothing to export yet: the conversation is empty.")
             return
-        path = Path(argument).expanduser() if argument else Path(f"nav-agent-{info.label}.md")
+        path = Path(argument) if argument else Path(f"nav-agent-{info.label}.md")
+        with contextlib.suppress(ValueError):  # a NUL in `~user`: write_new_file says so
+            path = path.expanduser()
         as_json = path.suffix.lower() == ".json"
         text = transcript_json(info, log) if as_json else transcript_markdown(info, log)
         try:
-            path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        except OSError as exc:
-            self._renderer.error(f"cannot write {path}: {exc.strerror or exc}")
+            write_new_file(path, text if text.endswith("\n") else text + "\n")
+        except NewFileError as exc:
+            self._renderer.error(str(exc))
             return
         what = "JSON" if as_json else "a markdown transcript"
         self._renderer.note(f"wrote {path}: {what} of {len(log)} messages")

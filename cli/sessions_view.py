@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from navagent.cli.consoles import make_console
+from navagent.cli.new_file import NewFileError, write_new_file
 from navagent.cli.recording import record_target, recording_report
 from navagent.core.messages import (
     AssistantMessage,
@@ -319,9 +320,9 @@ def export_session(name_or_id: str, *, as_json: bool, output: Path | None) -> in
             sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
             return 0
         try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise SessionError(f"cannot write {output}: {exc.strerror or exc}") from None
+            write_new_file(output, text if text.endswith("\n") else text + "\n")
+        except NewFileError as exc:
+            raise SessionError(str(exc)) from None
         make_console(stderr=True).print(Text(f"wrote {output}", "dim"))
         return 0
 
