@@ -306,6 +306,11 @@ class MarkdownStream:
         if self._stale():
             self._draw(self._clock())
 
+    def erase(self) -> None:
+        """Take the live block off the screen (the process stops); the next frame redraws it."""
+        self._region.clear()
+        self._drawn = None
+
     def finish(self) -> None:
         """Print the last block for good and end the live region."""
         if self._tick is not None:

@@ -1,7 +1,10 @@
 """The REPL's line editor: multi-line input and tab completion (prompt_toolkit).
 
 Enter sends the message, except after a trailing backslash, which becomes a
-line break; Esc then Enter (Meta-Enter) also inserts a line break. Pasted
+line break; Esc then Enter (Meta-Enter) also inserts a line break. Up and
+Down browse the line history (kept across runs); Ctrl-R searches it backwards
+and Enter sends the match (Esc or an arrow keeps it to edit). Ctrl-Z
+suspends `nav agent` to the shell (`fg` brings it back). Pasted
 text arrives as one bracketed paste and stays one message whatever it holds.
 Tab completes slash commands and their arguments (tool names after `/tools`,
 saved sessions after `/resume`, routing hints after `/model` once the gateway
@@ -15,9 +18,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import is_searching
 from prompt_toolkit.history import History
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding.bindings import search
 from prompt_toolkit.output import Output
 
 from navagent.cli.prompt_wrap import wrap_prompt_at_words
@@ -33,10 +38,16 @@ __all__ = [
 
 
 def key_bindings() -> KeyBindings:
-    """Enter sends (a trailing backslash continues the line); Esc-Enter inserts a line break."""
+    """Enter sends (a trailing backslash continues the line); Esc-Enter inserts a line break.
+
+    In a reverse search (Ctrl-R) Enter takes the match and sends it, as a
+    shell does; these bindings never act on the search field itself.
+    """
     bindings = KeyBindings()
 
-    @bindings.add("enter")
+    bindings.add("enter", filter=is_searching)(search.accept_search_and_accept_input)
+
+    @bindings.add("enter", filter=~is_searching)
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if (
@@ -48,7 +59,7 @@ def key_bindings() -> KeyBindings:
         else:
             buffer.validate_and_handle()
 
-    @bindings.add("escape", "enter")
+    @bindings.add("escape", "enter", filter=~is_searching)
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
@@ -122,5 +133,6 @@ def make_prompt_session(
             completer=slash_completer(tool_names, arguments),
             complete_while_typing=False,
             multiline=False,
+            enable_suspend=True,  # Ctrl-Z stops nav agent as it stops any shell program
         )
     )

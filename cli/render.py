@@ -276,6 +276,7 @@ class TerminalRenderer:
         self._typing = ""
         self._label = ""
         self._live: Live | None = None
+        self._suspended_spinner = False
         self._open: _Stream | None = None
         self._usage = Usage()
         self._context_tokens = 0
@@ -309,6 +310,24 @@ class TerminalRenderer:
         queued, self._queued = self._queued, []
         for line in queued:
             self.err.print(Text(_QUEUED + line.replace("\n", "\n" + " " * len(_QUEUED)), "cyan"))
+
+    def release(self) -> None:
+        """Erase what is drawn live (spinner, growing block) and show the cursor: a stop comes."""
+        live = self._live
+        self._stop_spinner()
+        self._suspended_spinner = live is not None
+        stream = self._streams[self._open] if self._open is not None else None
+        if stream is not None:
+            stream.erase()
+
+    def retake(self) -> None:
+        """Draw again what `release` erased: the process was continued."""
+        if self._suspended_spinner:
+            self._suspended_spinner = False
+            self._spin(self._label)
+        stream = self._streams[self._open] if self._open is not None else None
+        if stream is not None:
+            stream.refresh()
 
     def queued(self, line: str) -> None:
         """Show that `line`, typed mid-turn, waits for the model's next call.
@@ -382,7 +401,7 @@ class TerminalRenderer:
                 saved = max(event.tokens_before - event.tokens_after, 0)
                 share = saved * 100 // event.tokens_before if event.tokens_before else 0
                 self.note(
-                    f"compacted {event.summarized_messages} older messages into a summary"
+                    f"compacted {plural(event.summarized_messages, 'older message')} into a summary"
                     f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens,"
                     f" saved ~{saved:,}, {share}%)"
                 )

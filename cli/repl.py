@@ -8,7 +8,9 @@ with no terminal and no network (the clai / llm `_run_chat` pattern).
 Keys: Enter sends; Ctrl-C or a lone Esc while a turn runs cancels that turn
 (the agent keeps the partial answer, marked, and answers every tool call) and
 returns to the prompt; Ctrl-C at the prompt clears the line; Ctrl-D on an
-empty line, `exit`, `quit` or `/exit` leave with status 0. Pasting several
+empty line, `exit`, `quit` or `/exit` leave with status 0; Ctrl-Z (or
+SIGTSTP) suspends to the shell, at the prompt or mid-turn, and `fg` goes on
+where it was (`navagent.cli.suspend`). Pasting several
 lines inserts them as one message (bracketed paste). An error inside a turn is
 printed in one red line and the loop goes on.
 
@@ -46,9 +48,10 @@ from rich.text import Text
 
 from navagent.cli.prompt import SlashCompleter
 from navagent.cli.recording import recording_report
-from navagent.cli.render import TerminalRenderer, format_messages
+from navagent.cli.render import TerminalRenderer, format_messages, plural
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
+from navagent.cli.suspend import stop_on_sigtstp
 from navagent.cli.type_ahead import ESCAPE_TIMEOUT_S, TypeAhead
 from navagent.core.agent import Steering
 from navagent.core.chat_client import RoutingHintsUnavailableError
@@ -298,7 +301,8 @@ class _Repl:
         skipped = f", the last {len(shown)} shown" if len(shown) < len(resumed) else ""
         self._console.print(
             Text(
-                f"Resuming session {self._conversation.label} ({len(resumed)} messages{skipped}):",
+                f"Resuming session {self._conversation.label}"
+                f" ({plural(len(resumed), 'message')}{skipped}):",
                 style="bold",
             )
         )
@@ -427,7 +431,7 @@ class _Repl:
             self._renderer.error(f"cannot write {path}: {exc.strerror or exc}")
             return
         what = "JSON" if as_json else "a markdown transcript"
-        self._renderer.note(f"wrote {path}: {what} of {len(log)} messages")
+        self._renderer.note(f"wrote {path}: {what} of {plural(len(log), 'message')}")
 
     def _echo(self, text: str) -> None:
         """Show a message sent without the prompt (queued mid-turn, /retry) as if typed there."""
@@ -492,7 +496,7 @@ class _Repl:
         task: asyncio.Task[object] = asyncio.create_task(_await(send))
         self._turn = task
         try:
-            with self.type_ahead.active():
+            with self.type_ahead.active(), stop_on_sigtstp(self._release, self._retake):
                 await asyncio.wait([task])
         except asyncio.CancelledError:
             task.cancel()  # the REPL itself is being cancelled: take the turn down with it
@@ -510,6 +514,16 @@ class _Repl:
         message = str(error).strip().splitlines()
         self._renderer.error(f"{type(error).__name__}: {message[0] if message else 'no details'}")
         return False
+
+    def _release(self) -> None:
+        """Before a stop (Ctrl-Z, SIGTSTP): the terminal goes back to the shell as found."""
+        self._renderer.release()
+        self.type_ahead.release()
+
+    def _retake(self) -> None:
+        """After `fg`: read keys and draw the turn again."""
+        self.type_ahead.retake()
+        self._renderer.retake()
 
     def interrupt(self) -> bool:
         """Cancel the running turn; False when there is none."""

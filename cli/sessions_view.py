@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from navagent.cli.recording import record_target, recording_report
+from navagent.cli.render import plural
 from navagent.core.messages import (
     AssistantMessage,
     Message,
@@ -173,7 +174,7 @@ def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
     parts = [
         f"# nav agent session {info.label}\n",
         f"id `{info.id}` · cluster `{info.cluster or '-'}` · started"
-        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {len(log)} messages\n",
+        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {plural(len(log), 'message')}\n",
     ]
     for message in log:
         match message:
@@ -273,9 +274,10 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
         err.print(
             Text(
                 f"session {info.label} cannot become a scenario: it went on after its recording"
-                f" ({messages - meta.messages} later messages were said through a gateway running"
-                " elsewhere). Record a whole conversation with `nav agent --routes routes.yaml"
-                " --record NAME`.",
+                f" ({plural(messages - meta.messages, 'later message')}"
+                f" {'was' if messages - meta.messages == 1 else 'were'} said through a gateway"
+                " running elsewhere). Record a whole conversation with"
+                " `nav agent --routes routes.yaml --record NAME`.",
                 style="red",
             )
         )

@@ -1,0 +1,246 @@
+"""Issue 32 in a real pseudo-terminal: a terminal user's habits.
+
+Ctrl-Z and `fg`, Ctrl-R, a paste taller than the window, quick resizes,
+narrow windows, `TERM=dumb`, and an empty named session. The REPL runs as
+`tests.cli.gated_repl` (its model held by gate files) or as `nav agent
+--demo`; where suspending matters it runs under an interactive bash, whose job
+control is what stops and continues it. Each step waits for what a person
+would see; nothing depends on how fast the machine is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from navagent.core.messages import UserMessage
+from navagent.core.sessions import SessionStore
+from tests.cli.harness import NAV, run_nav
+from tests.cli.terminal import PtySession
+from tests.cli.test_repl_keys_pty import CTRL_D, ENTER, ESC, colour_env
+
+pytestmark = pytest.mark.slow  # each test starts a program in a terminal
+
+ROOT = Path(__file__).resolve().parents[2]
+CTRL_R, CTRL_Z = "\x12", "\x1a"
+WIDTHS = [40, 80, 120]
+SHELL_PROMPT = "$"
+
+
+class Gated:
+    """`tests.cli.gated_repl` in a terminal (under bash with `shell=True`), and its gates."""
+
+    def __init__(
+        self, tmp_path: Path, script: dict[str, Any], columns: int, *, shell: bool, lines: int
+    ) -> None:
+        self.gates = tmp_path / "gates"
+        self.gates.mkdir(exist_ok=True)
+        self.state = tmp_path / "state"
+        path = tmp_path / "script.json"
+        script = {"gates": str(self.gates), "state": str(self.state), **script}
+        path.write_text(json.dumps(script), encoding="utf-8")
+        argv = [sys.executable, "-m", "tests.cli.gated_repl", str(path)]
+        env = colour_env(tmp_path)
+        if shell:
+            env |= {"PS1": SHELL_PROMPT + " ", "HISTFILE": "/dev/null"}
+            self.term = PtySession(
+                ["bash", "--norc", "--noprofile", "-i"],
+                env=env,
+                columns=columns,
+                lines=lines,
+                cwd=ROOT,
+            )
+            self.term.wait_prompt(SHELL_PROMPT)
+            self.term.send(" ".join(argv) + ENTER)
+        else:
+            self.term = PtySession(argv, env=env, columns=columns, lines=lines, cwd=ROOT)
+
+    def open(self, name: str) -> None:
+        (self.gates / name).touch()
+
+    def user_messages(self) -> list[str]:
+        with SessionStore(self.state / "sessions.db") as store:
+            [session] = store.list_sessions()
+            log = store.full_log(session.id)
+        return [message.content for message in log if isinstance(message, UserMessage)]
+
+
+@pytest.fixture
+def gated(tmp_path: Path) -> Iterator[Any]:
+    started: list[Gated] = []
+
+    def start(
+        script: dict[str, Any], columns: int = 80, *, shell: bool = False, lines: int = 40
+    ) -> Gated:
+        started.append(Gated(tmp_path, script, columns, shell=shell, lines=lines))
+        started[-1].term.wait_prompt()
+        return started[-1]
+
+    yield start
+    for each in started:
+        each.term.close()
+
+
+def stopped(term: PtySession) -> None:
+    """Wait until bash says the job stopped and shows its own prompt."""
+    term.wait_until(
+        lambda: "Stopped" in term.display and term.display.rstrip().endswith(SHELL_PROMPT),
+        what="bash reporting the job stopped",
+    )
+
+
+def job_pid(term: PtySession) -> int:
+    """The REPL's pid: the one child of the bash in the terminal."""
+    children = Path(f"/proc/{term.child.pid}/task/{term.child.pid}/children").read_text("ascii")
+    [pid] = children.split()
+    return int(pid)
+
+
+def last_line(term: PtySession) -> str:
+    """The last row on screen that shows anything."""
+    return next((line for line in reversed(term.screen.screen_lines) if line.strip()), "")
+
+
+def count(lines: list[str], text: str) -> int:
+    return sum(text in line for line in lines)
+
+
+# Item 1: Ctrl-Z suspends at the prompt and mid-turn; `fg` continues the turn,
+# which redraws and finishes; a SIGTSTP from `kill` does the same. Nothing of
+# ^Z reaches the line, the model or the session.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_ctrl_z_and_sigtstp_suspend_and_fg_continues_the_turn(gated, columns: int) -> None:
+    repl = gated(
+        {
+            "completions": [
+                {"before": "Thinking about it.\n\nStill", "gate": "answer", "text": " done one."},
+                {"before": "Second look.", "gate": "second", "text": " Done two."},
+                {"text": "Done three."},
+            ]
+        },
+        columns,
+        shell=True,
+    )
+    term = repl.term
+    term.send(CTRL_Z)  # at the prompt
+    stopped(term)
+    term.send("fg" + ENTER)
+    term.wait_prompt()
+    term.send("first" + ENTER)
+    term.wait_for("Thinking about it.")
+    term.send(CTRL_Z)  # mid-turn: raw mode, so it is a key, not the terminal's signal
+    stopped(term)
+    repl.open("answer")  # the stopped process cannot go on meanwhile
+    term.send("fg" + ENTER)
+    term.wait_for("Still done one.")
+    term.wait_prompt()
+    term.send("second" + ENTER)
+    term.wait_for("Second look.")
+    os.kill(job_pid(term), signal.SIGTSTP)  # as `kill -TSTP` would
+    stopped(term)
+    term.send("fg" + ENTER)
+    repl.open("second")
+    term.wait_for("Done two.")
+    term.wait_prompt()
+    term.send("third" + ENTER)  # keys work as before
+    term.wait_for("Done three.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    term.wait_prompt(SHELL_PROMPT)
+    term.send("exit" + ENTER)
+    term.finish()
+
+    lines = term.lines()
+    assert count(lines, "Stopped") == 3
+    assert not any("^Z" in line for line in lines)
+    assert count(lines, "Thinking about it.") == 1, lines
+    assert count(lines, "Still done one.") == 1, lines
+    assert count(lines, "Second look.") == 1, lines
+    assert not any("thinking…" in line for line in lines), "no spinner left behind"
+    assert repl.user_messages() == ["first", "second", "third"]
+
+
+# Item 2: Ctrl-R finds an earlier message; Enter sends the match, as a shell does.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_ctrl_r_finds_an_earlier_message_and_enter_sends_it(gated, columns: int) -> None:
+    repl = gated(
+        {
+            "completions": [
+                {"text": "One."},
+                {"text": "Two."},
+                {"text": "Three."},
+                {"text": "Four."},
+            ]
+        },
+        columns,
+    )
+    term = repl.term
+    for message, answer in (("alpha one", "One."), ("beta two", "Two.")):
+        term.send(message + ENTER)
+        term.wait_for(answer)
+        term.wait_prompt()
+    term.send(CTRL_R + "alp")
+    term.wait_until(
+        lambda: "reverse-i-search" in term.display and "alpha one" in last_line(term),
+        what="the search showing its match",
+    )
+    term.send(ENTER)
+    term.wait_for("Three.")
+    term.wait_prompt()
+    # Esc ends a search with the match left to edit.
+    term.send(CTRL_R + "bet")
+    term.wait_until(lambda: "beta two" in last_line(term), what="the match")
+    term.send(ESC)
+    term.wait_until(
+        lambda: "reverse-i-search" not in term.display and "nav> beta two" in last_line(term),
+        what="the match in the line",
+    )
+    term.send("\x05 more" + ENTER)  # Ctrl-E: to the end of the match, to add to it
+    term.wait_for("Four.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    assert term.finish() == 0
+    assert repl.user_messages() == ["alpha one", "beta two", "alpha one", "beta two more"]
+
+
+# Item 7: `--session NAME` then leaving at once keeps nothing: not listed, not
+# named in a resume hint, not offered to Tab.
+def test_an_empty_named_session_is_not_kept(tmp_path: Path) -> None:
+    env = colour_env(tmp_path)
+    term = PtySession([NAV, "agent", "--demo", "--session", "empty-one"], env=env, columns=80)
+    try:
+        term.wait_prompt()
+        assert "session empty-one (new)" in term.screen_text()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    assert "resume with" not in " ".join(term.lines())
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    assert listed == []
+
+    term = PtySession([NAV, "agent", "--demo", "--session", "kept-one"], env=env, columns=80)
+    try:
+        term.wait_prompt()
+        term.send("/resume em\t")
+        term.wait_for("nav> /resume em")
+        term.pump(0.3)
+        assert "empty-one" not in term.display, "Tab offers no empty session"
+        term.send("\x15list my sandboxes" + ENTER)  # Ctrl-U, then a real message
+        term.wait_for("saved as session kept-one")
+        term.wait_prompt()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    assert any("resume with: nav agent --demo --session kept-one" in line for line in term.lines())
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    assert [session["name"] for session in listed] == ["kept-one"]
+    assert listed[0]["message_count"] > 0
