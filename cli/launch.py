@@ -38,7 +38,7 @@ from navagent.cli.consoles import make_console
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
 from navagent.cli.embedded import EmbeddedGateway, captured_routes, read_routes
-from navagent.cli.prompt import make_prompt_session
+from navagent.cli.prompt import make_prompt_session, terminal_as_declared
 from navagent.cli.recording import record_target, recording_report, scenario_folder
 from navagent.cli.render import JsonLinesSink, TerminalRenderer, plural
 from navagent.cli.repl import PromptConfirm, run_repl
@@ -155,7 +155,8 @@ def run_agent(options: AgentOptions) -> int:
         and sys.stdout.isatty()
     )
     try:
-        return asyncio.run(_Launch(options, err, interactive=interactive).run())
+        with terminal_as_declared():
+            return asyncio.run(_Launch(options, err, interactive=interactive).run())
     except KeyboardInterrupt:
         return 130
 

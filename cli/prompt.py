@@ -13,9 +13,12 @@ has listed them), whatever the case typed (`/TO` completes `/tools`).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import create_app_session
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import is_searching
@@ -24,6 +27,8 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings import search
 from prompt_toolkit.output import Output
+from prompt_toolkit.output.plain_text import PlainTextOutput
+from prompt_toolkit.utils import is_dumb_terminal
 
 from navagent.cli.prompt_wrap import wrap_prompt_at_words
 from navagent.cli.slash import SLASH_COMMANDS
@@ -34,6 +39,7 @@ __all__ = [
     "key_bindings",
     "make_prompt_session",
     "slash_completer",
+    "terminal_as_declared",
 ]
 
 
@@ -64,6 +70,23 @@ def key_bindings() -> KeyBindings:
         event.current_buffer.insert_text("\n")
 
     return bindings
+
+
+@contextlib.contextmanager
+def terminal_as_declared() -> Iterator[None]:
+    """Within the block, prompt_toolkit writes no control sequence a dumb terminal lacks.
+
+    On `TERM=dumb` prompt_toolkit reads lines with its plain prompt (no
+    cursor movement), but its default output still turns on bracketed paste
+    and shows the cursor, which such a terminal prints as junk: every prompt
+    session made in the block writes through a `PlainTextOutput` instead,
+    which drops them. Elsewhere nothing changes.
+    """
+    if not is_dumb_terminal():
+        yield
+        return
+    with create_app_session(output=PlainTextOutput(sys.stdout)):
+        yield
 
 
 ArgumentSource = Callable[[], Iterable[str]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator
@@ -244,3 +245,31 @@ def test_an_empty_named_session_is_not_kept(tmp_path: Path) -> None:
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
     assert [session["name"] for session in listed] == ["kept-one"]
     assert listed[0]["message_count"] > 0
+
+
+# Item 6: on a dumb terminal not one control sequence is written - no
+# bracketed paste, no cursor visibility, no colour, no cursor movement - through
+# a turn with a tool, a `Run it?` question and a slash command.
+@pytest.mark.parametrize("term_name", ["dumb", "unknown"])
+def test_a_dumb_terminal_gets_no_control_sequence(tmp_path: Path, term_name: str) -> None:
+    env = colour_env(tmp_path) | {"TERM": term_name}
+    term = PtySession([NAV, "agent", "--demo"], env=env, columns=80)
+    try:
+        term.wait_prompt()
+        term.send("delete py-worker" + ENTER)
+        term.wait_for("Run it? [y/N]")
+        term.send("n" + ENTER)
+        term.wait_for("declined")
+        term.wait_prompt()
+        term.send("list my sandboxes" + ENTER)
+        term.wait_for("gpu-trainer")
+        term.wait_prompt()
+        term.send("/history" + ENTER)
+        term.wait_for("the full log")
+        term.wait_prompt()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    assert b"\x1b" not in term.raw, sorted(set(re.findall(rb"\x1b[^a-zA-Z]*[a-zA-Z~]", term.raw)))
+    assert "nav> list my sandboxes" in term.lines()
