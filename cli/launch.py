@@ -34,7 +34,7 @@ from rich.text import Text
 
 from navagent.cli.batch import read_lines, run_lines, single_line
 from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
-from navagent.cli.consoles import make_console
+from navagent.cli.consoles import Hanging, make_console
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
 from navagent.cli.embedded import EmbeddedGateway, captured_routes, read_routes
@@ -510,7 +510,8 @@ class _Launch:
         o = self.options
         if demo is not None:
             banner = demo_banner(provider=o.demo_provider)
-            self.err.print(Text(banner if self.interactive else banner.splitlines()[0], "cyan"))
+            for line in banner.splitlines() if self.interactive else banner.splitlines()[:1]:
+                self.err.print(Hanging.list_item(Text(line, "cyan")))
         if self.interactive:
             session = conversation.session
             pending = conversation.pending_name

@@ -25,6 +25,7 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
+from navagent.cli.consoles import Hanging
 from navagent.cli.live_region import reflowing
 from navagent.cli.markdown_stream import AnswerMarkdown, MarkdownStream
 from navagent.core.agent_events import (
@@ -75,6 +76,8 @@ CANCELLED_NOTE = "[turn cancelled]"
 """Shown when Ctrl-C cancels a turn while no answer text was streaming."""
 _QUEUED = "  ↳ queued for the model: "
 """Before a line typed mid-turn; its further lines are indented to match."""
+TOOL_LINE_INDENT = 4
+"""A tool line (`  → name args`, `  ✓ name ...`) wraps under its name."""
 _ARGUMENT_CHARS = 200
 _RESULT_PREVIEW_CHARS = 100
 
@@ -183,7 +186,7 @@ def format_messages(messages: Sequence[Message], *, markdown: bool = True) -> Gr
                     parts.append(_Labeled(label, Text(message.refusal, style=REFUSAL_STYLE)))
                 for call in message.tool_calls:
                     line = f"  → {call.name} {format_arguments(call)}".rstrip()
-                    parts.append(Text(line, style="dim"))
+                    parts.append(Hanging(Text(line, style="dim"), TOOL_LINE_INDENT))
             case ToolResultMessage():
                 lines = message.content.strip().splitlines() or [""]
                 more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
@@ -414,13 +417,14 @@ class TerminalRenderer:
     def _tool_started(self, event: ToolStarted) -> None:
         self.pause()
         call = event.call
-        self.err.print(Text(f"  → {call.name} {format_arguments(call)}".rstrip(), style="dim"))
+        line = Text(f"  → {call.name} {format_arguments(call)}".rstrip(), style="dim")
+        self.err.print(Hanging(line, TOOL_LINE_INDENT))
         self._running_tools += 1
         self._spin(f"running {call.name}…")
 
     def _tool_finished(self, event: ToolFinished) -> None:
         self.pause()
-        self.err.print(format_outcome(event.outcome))
+        self.err.print(Hanging(format_outcome(event.outcome), TOOL_LINE_INDENT))
         if event.outcome.status == "declined" and self.decline_hint:
             self.err.print(Text(self.decline_hint.format(tool=event.outcome.call.name), "yellow"))
         self._running_tools = max(self._running_tools - 1, 0)

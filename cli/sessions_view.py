@@ -80,7 +80,8 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
     provider). A `--demo` session's name ends with `DEMO_MARK`. Within `width`
     columns every header stays on one line and no name, date or count is cut:
     the first message is shortened, then left out, then the token and cluster
-    columns, in that order.
+    columns, in that order; if the names are still too wide they wrap in
+    their column (a name is never cut short).
     """
     fixed = [
         _Column("session", [s.label + (DEMO_MARK if s.demo else "") for s in sessions]),
@@ -105,14 +106,20 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
                 preview = None
             else:
                 fixed = [column for column in fixed if column.header != name]
+    name_room = fixed[0].width
+    if width is not None and needed() > width:
+        # Names wrap in what the others leave (a header still fits whole).
+        name_room = max(width - (needed() - fixed[0].width), len(fixed[0].header), 1)
     table = Table(box=None, header_style="bold", padding=(0, 0, 0, _GAP), pad_edge=False)
     for column in fixed:
+        wrap = column is fixed[0] and name_room < column.width
         table.add_column(
             column.header,
             justify=column.justify,
-            no_wrap=True,
-            min_width=column.width,
-            max_width=column.width,
+            no_wrap=not wrap,
+            overflow="fold" if wrap else "ellipsis",
+            min_width=name_room if column is fixed[0] else column.width,
+            max_width=name_room if column is fixed[0] else column.width,
         )
     if preview is not None:
         room = None if width is None else width - needed() + _PREVIEW_MIN

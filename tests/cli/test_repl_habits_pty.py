@@ -273,3 +273,117 @@ def test_a_dumb_terminal_gets_no_control_sequence(tmp_path: Path, term_name: str
         term.close()
     assert b"\x1b" not in term.raw, sorted(set(re.findall(rb"\x1b[^a-zA-Z]*[a-zA-Z~]", term.raw)))
     assert "nav> list my sandboxes" in term.lines()
+
+
+def rows_between(lines: list[str], first: str, last: str) -> list[str]:
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(last))
+    return lines[start + 1 : end]
+
+
+def hanging_items(rows: list[str], indent: int, deeper: int) -> list[str]:
+    """Rows that start `indent` in, with those `indent + deeper` in joined to the one above."""
+    items: list[str] = []
+    for row in rows:
+        assert row.startswith(" " * indent), f"a row out of its indent: {row!r}"
+        if deeper and row.startswith(" " * (indent + deeper)):
+            assert items, f"a wrapped row with nothing above it: {row!r}"
+            items[-1] += " " + row.strip()
+        else:
+            assert not row[indent].isspace() or not deeper, row
+            items.append(row.strip())
+    return items
+
+
+# Item 5: banner examples and tool lines wrap under their own indent.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_banner_examples_and_tool_lines_wrap_under_their_indent(
+    tmp_path: Path, columns: int
+) -> None:
+    from navagent.cli.demo import DEMO_PROMPTS
+
+    term = PtySession([NAV, "agent", "--demo"], env=colour_env(tmp_path), columns=columns)
+    try:
+        term.wait_prompt()
+        term.send("create a sandbox named scratch running echo hello" + ENTER)
+        term.wait_for("Run it? [y/N]")
+        term.send("n" + ENTER)
+        term.wait_prompt()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    lines = term.lines()
+    examples = hanging_items(rows_between(lines, "Try:", "Type /help"), 4, 2)
+    assert examples == list(DEMO_PROMPTS)
+    call = rows_between(lines, "  → sandbox_create", "sandbox_create wants to run")
+    start = next(line for line in lines if line.startswith("  → sandbox_create"))
+    tool_line = " ".join([start.strip(), *hanging_items(call, 4, 0)])
+    assert tool_line == '→ sandbox_create name=scratch command="echo hello"'
+    assert any(line.startswith("  ✗ sandbox_create · declined") for line in lines)
+
+
+LONG_NAME = "incident-2026-11-ops-database-migration-east"
+
+
+def session_rows(lines: list[str]) -> dict[str, tuple[str, int]]:
+    """Each session of a sessions table: its name (wrapped parts joined) -> (date, count).
+
+    A session's first row holds its date and count; a row with nothing right
+    of the name column continues the name above.
+    """
+    at = next(i for i, line in enumerate(lines) if line.startswith("session "))
+    header = lines[at]
+    name_end = min(header.index(h) for h in ("cluster", "last active") if h in header)
+    names: list[str] = []
+    found: list[tuple[str, int]] = []
+    for line in lines[at + 1 :]:
+        match = DATE_COUNT.search(line)
+        if match is not None:
+            names.append(line[:name_end].strip())
+            found.append((match["date"], int(match["count"])))
+        elif names and line.strip() and not line[name_end:].strip():
+            names[-1] += line[:name_end].strip()
+        else:
+            break
+    return {name.removesuffix("*").strip(): row for name, row in zip(names, found, strict=True)}
+
+
+DATE_COUNT = re.compile(r"(?P<date>\b20\d\d-\d\d-\d\d \d\d:\d\d)\s+(?P<count>\d+)\b")
+
+
+# Item 5: at any width `nav agent sessions` and `/sessions` keep every name,
+# date and message count whole: a long name wraps in its column.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
+    tmp_path: Path, columns: int
+) -> None:
+    env = colour_env(tmp_path)
+    for name in (LONG_NAME, "quick"):
+        made = run_nav("agent", "--demo", "--session", name, "-p", "list my sandboxes", env=env)
+        assert made.returncode == 0, made.stderr
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    expected = {
+        s["name"]: (s["updated_at"][:16].replace("T", " "), s["message_count"]) for s in listed
+    }
+    assert len(expected) == 2
+
+    term = PtySession([NAV, "agent", "sessions"], env=env, columns=columns)
+    try:
+        assert term.finish() == 0
+    finally:
+        term.close()
+    assert session_rows(term.lines()) == expected
+
+    term = PtySession([NAV, "agent", "--demo", "--session", "quick"], env=env, columns=columns)
+    try:
+        term.wait_prompt()
+        term.send("/sessions" + ENTER)
+        term.wait_for("continues one")
+        term.wait_prompt()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    lines = term.lines()
+    assert session_rows(lines[lines.index("nav> /sessions") + 1 :]) == expected
