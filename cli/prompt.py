@@ -37,6 +37,7 @@ __all__ = [
     "ArgumentSource",
     "SlashCompleter",
     "key_bindings",
+    "erased_when_sent",
     "make_prompt_session",
     "slash_completer",
     "terminal_as_declared",
@@ -63,6 +64,7 @@ def key_bindings() -> KeyBindings:
             buffer.delete_before_cursor(1)
             buffer.insert_text("\n")
         else:
+            _erase_when_taller_than_the_window(event)
             buffer.validate_and_handle()
 
     @bindings.add("escape", "enter", filter=~is_searching)
@@ -87,6 +89,27 @@ def terminal_as_declared() -> Iterator[None]:
         return
     with create_app_session(output=PlainTextOutput(sys.stdout)):
         yield
+
+
+def _erase_when_taller_than_the_window(event: KeyPressEvent) -> None:
+    """Have prompt_toolkit erase a message taller than the window when it is sent.
+
+    It would leave only the last screenful of it (the window scrolled), so
+    the start - the `nav>` row, the first lines - would never reach the
+    scrollback; the REPL prints it whole instead (`erased_when_sent`).
+    """
+    info = event.app.layout.current_window.render_info
+    if info is not None and info.content_height > info.window_height:
+        event.app.erase_when_done = True
+
+
+def erased_when_sent(session: PromptSession[str]) -> bool:
+    """The message just sent was erased from the screen (too tall): print it whole.
+
+    Resets the flag, so the next prompt is left on screen as usual.
+    """
+    erased, session.app.erase_when_done = session.app.erase_when_done, False
+    return erased
 
 
 ArgumentSource = Callable[[], Iterable[str]]

@@ -46,7 +46,7 @@ from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.text import Text
 
-from navagent.cli.prompt import SlashCompleter
+from navagent.cli.prompt import SlashCompleter, erased_when_sent
 from navagent.cli.recording import recording_report
 from navagent.cli.render import TerminalRenderer, format_messages, plural
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
@@ -276,6 +276,8 @@ class _Repl:
                     continue
                 except EOFError:
                     return 0
+                if erased_when_sent(self._session):
+                    self._echo(line)  # taller than the window: shown whole, start included
                 text = line.strip()
                 if not text:
                     continue

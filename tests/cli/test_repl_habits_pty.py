@@ -25,7 +25,7 @@ from navagent.core.messages import UserMessage
 from navagent.core.sessions import SessionStore
 from tests.cli.harness import NAV, run_nav
 from tests.cli.terminal import PtySession
-from tests.cli.test_repl_keys_pty import CTRL_D, ENTER, ESC, colour_env
+from tests.cli.test_repl_keys_pty import CTRL_D, ENTER, ESC, PASTE, colour_env
 
 pytestmark = pytest.mark.slow  # each test starts a program in a terminal
 
@@ -387,3 +387,34 @@ def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
         term.close()
     lines = term.lines()
     assert session_rows(lines[lines.index("nav> /sessions") + 1 :]) == expected
+
+
+# Item 3: a paste taller than the window is sent whole and stays whole in the
+# scrollback: its `nav>` row and first lines kept, no screenful shown twice.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_paste_taller_than_the_window_keeps_its_start(gated, columns: int) -> None:
+    repl = gated({"completions": [{"text": "Got it."}, {"text": "Again."}]}, columns, lines=15)
+    term = repl.term
+    body = "\n".join(
+        f"row {i:02d} of the paste, long enough to wrap at forty" for i in range(1, 41)
+    )
+    term.send(PASTE.format(body))
+    term.wait_for("row 40 of the paste")
+    term.send(ENTER)
+    term.wait_for("Got it.")
+    term.wait_prompt()
+    term.send("short one" + ENTER)  # a message that fits is shown as it always was
+    term.wait_for("Again.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    assert term.finish() == 0
+
+    lines = term.lines()
+    assert any(line.startswith("nav> row 01 of the paste") for line in lines), lines[:20]
+    text = " ".join(" ".join(lines).split())
+    markers = [f"row {i:02d} of the paste" for i in range(1, 41)]
+    assert [text.count(marker) for marker in markers] == [1] * 40, text
+    places = [text.index(marker) for marker in markers]
+    assert places == sorted(places) and text.index("Got it.") > places[-1]
+    assert lines.count("nav> short one") == 1
+    assert repl.user_messages() == [body, "short one"]
