@@ -418,3 +418,40 @@ def test_a_paste_taller_than_the_window_keeps_its_start(gated, columns: int) -> 
     assert places == sorted(places) and text.index("Got it.") > places[-1]
     assert lines.count("nav> short one") == 1
     assert repl.user_messages() == [body, "short one"]
+
+
+FRAME_S = 0.1
+"""Two width changes this close together fall within one frame of the answer."""
+PARAGRAPH = (
+    "The growing block of this answer is a long paragraph that wraps over several rows at"
+    " any width, so that a terminal which re-wraps it on a resize changes how many rows it"
+    " takes, and an erase that counts them at the wrong width leaves rows behind."
+)
+
+
+# Item 4: two width changes within one frame while an answer streams leave no
+# stale rows: each piece of the answer is on screen once, in the scrollback too.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_two_width_changes_within_a_frame_leave_no_stale_rows(gated, columns: int) -> None:
+    repl = gated(
+        {"completions": [{"before": PARAGRAPH, "gate": "answer", "text": " End."}]},
+        columns,
+        lines=30,
+    )
+    term = repl.term
+    term.send("go" + ENTER)
+    term.wait_for_text("leaves rows behind.")
+    # Narrower twice, then wider twice: each pair within a frame.
+    for first, second in ((columns - 1, columns // 3), (columns // 3 + 1, columns)):
+        term.resize_twice(first, second, 30, within=FRAME_S)
+        for _ in range(5):  # frames at the new width
+            term.pump(0.1)
+    term.resize(columns, 30)
+    repl.open("answer")
+    term.wait_for("End.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    assert term.finish() == 0
+    text = " ".join(" ".join(term.lines()).split())
+    for piece in ("The growing block", "a terminal which re-wraps", "leaves rows behind. End."):
+        assert text.count(piece) == 1, (piece, term.lines())
