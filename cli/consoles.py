@@ -64,8 +64,8 @@ class Hanging:
             yield self._text
             return
         head, body = self._text.divide([self._indent])
-        first, *rest = body.wrap(console, options.max_width - self._indent, overflow="fold")
-        rest = Text(" ").join(rest).wrap(console, room, overflow="fold") if rest else []
+        first, *others = body.wrap(console, options.max_width - self._indent, overflow="fold")
+        rest = list(Text(" ").join(others).wrap(console, room, overflow="fold")) if others else []
         for number, line in enumerate([first, *rest]):
             line.rstrip()
             yield from (head if number == 0 else Text(" " * indent)).render(console)
