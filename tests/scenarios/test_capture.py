@@ -12,6 +12,7 @@ keeping it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -167,4 +168,25 @@ async def test_a_capture_stops_growing_at_its_limit_and_says_so(
     conversation.record_as("too-big")
     result = await conversation.close()
     assert isinstance(result, ExportError)
-    assert "grew past 4,000 bytes of provider and tool output" in str(result)
+    assert "grew past 4,000 bytes of provider traffic and tool output" in str(result)
+
+
+async def test_a_capture_counts_the_requests_it_keeps(session: Session) -> None:
+    # Issue 32: each request holds the whole conversation; a limit that counted
+    # only responses let a long session's capture grow with the square of its turns.
+    conversation = session.conversation
+    await conversation.send("list my sandboxes")
+    await conversation.send("why is gpu-trainer failing? show its logs")
+    folder = session.capture.folder
+    assert folder is not None
+    kept = yaml.safe_load((folder / "provider.yaml").read_text(encoding="utf-8"))
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    requests = sum(  # at least this many bytes: the bodies as sent were not more compact
+        len(json.dumps(item["request"]["parsed_body"], **compact).encode())
+        for item in kept["interactions"]
+    )
+    responses = sum(
+        len((item["response"]["body"]["string"] or "").encode()) for item in kept["interactions"]
+    )
+    meta = yaml.safe_load((folder / "meta.json").read_text(encoding="utf-8"))
+    assert requests > 0 and meta["bytes"] >= requests + responses
