@@ -61,6 +61,8 @@ def main() -> None:
                 # The next turn's usage line must be a new one: clear the screen's copy.
                 term.screen.reset()
                 samples.append(rss_kib(pid))
+                if turn % 20 == 0:  # a long run shows how it goes
+                    print(f"turn {turn}: {samples[-1] / 1024:.1f} MiB", flush=True)
             took = time.monotonic() - started
             term.send("\x04")
             term.finish()

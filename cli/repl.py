@@ -51,7 +51,7 @@ from navagent.cli.recording import recording_report
 from navagent.cli.render import TerminalRenderer, format_messages, plural
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
-from navagent.cli.suspend import stop_on_sigtstp
+from navagent.cli.suspend import stop_on_sigtstp, suspend_process_group
 from navagent.cli.type_ahead import ESCAPE_TIMEOUT_S, TypeAhead
 from navagent.core.agent import Steering
 from navagent.core.chat_client import RoutingHintsUnavailableError
@@ -177,7 +177,9 @@ class PromptConfirm:
         try:
             with self.pause_typing():
                 answer = await self._session.prompt_async(
-                    "Run it? [y/N] ", handle_sigint=False, key_bindings=_ESC_SAYS_NO
+                    "Run it? [y/N] ",
+                    handle_sigint=False,
+                    key_bindings=_ESC_SAYS_NO,
                 )
         except EOFError:
             answer = ""
@@ -555,8 +557,17 @@ async def _await(awaitable: Awaitable[object]) -> object:
 
 
 def _esc_says_no() -> KeyBindings:
-    """At `Run it? [y/N]`, a lone Esc answers No; Esc with another key (a Meta key) does nothing."""
+    """At `Run it? [y/N]`, a lone Esc answers No; Esc with another key (a Meta key) does nothing.
+
+    Ctrl-Z suspends as it does mid-turn (the turn's SIGTSTP handler stops the
+    process and asks again after `fg`); not prompt_toolkit's own suspend,
+    whose redraw would ask the terminal for the cursor while the process stops.
+    """
     bindings = KeyBindings()
+
+    @bindings.add("c-z")
+    def _suspend(_event: KeyPressEvent) -> None:
+        suspend_process_group()
 
     @bindings.add("escape", Keys.Any)
     def _meta(_event: KeyPressEvent) -> None:

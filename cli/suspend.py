@@ -17,7 +17,11 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
+import termios
 from collections.abc import Callable, Iterator
+
+from prompt_toolkit.application.current import get_app_or_none
 
 __all__ = ["stop_on_sigtstp", "suspend_process_group"]
 
@@ -36,6 +40,7 @@ def stop_on_sigtstp(release: Callable[[], None], retake: Callable[[], None]) -> 
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
+        modes = _terminal_modes()
         release()
         try:
             loop.remove_signal_handler(signal.SIGTSTP)  # back to the default action: stop
@@ -45,7 +50,9 @@ def stop_on_sigtstp(release: Callable[[], None], retake: Callable[[], None]) -> 
             os.kill(os.getpid(), signal.SIGTSTP)
         finally:
             loop.add_signal_handler(signal.SIGTSTP, stop)
+            _set_terminal_modes(modes)  # as before the stop, whatever the shell left
             retake()
+            _redraw_prompt()
 
     try:
         loop.add_signal_handler(signal.SIGTSTP, stop)
@@ -56,3 +63,30 @@ def stop_on_sigtstp(release: Callable[[], None], retake: Callable[[], None]) -> 
         yield
     finally:
         loop.remove_signal_handler(signal.SIGTSTP)
+
+
+TerminalModes = list[int | list[bytes | int]]
+
+
+def _terminal_modes() -> TerminalModes | None:
+    try:
+        return termios.tcgetattr(sys.stdin.fileno())
+    except (termios.error, OSError, ValueError):  # not a terminal
+        return None
+
+
+def _set_terminal_modes(modes: TerminalModes | None) -> None:
+    if modes is None:
+        return
+    try:
+        termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, modes)
+    except (termios.error, OSError, ValueError):
+        pass
+
+
+def _redraw_prompt() -> None:
+    """Draw a question shown when the process stopped (`Run it?`) again, below the shell."""
+    app = get_app_or_none()
+    if app is not None and app.is_running:
+        app.renderer.reset()  # what it drew is above the shell's lines now
+        app.invalidate()

@@ -455,3 +455,31 @@ def test_two_width_changes_within_a_frame_leave_no_stale_rows(gated, columns: in
     text = " ".join(" ".join(term.lines()).split())
     for piece in ("The growing block", "a terminal which re-wraps", "leaves rows behind. End."):
         assert text.count(piece) == 1, (piece, term.lines())
+
+
+# Item 1: Ctrl-Z at a `Run it?` question suspends too; after `fg` the question
+# is asked again below the shell's lines and answered as usual.
+def test_ctrl_z_at_run_it_suspends_and_fg_asks_again(gated) -> None:
+    repl = gated(
+        {"completions": [{"tools": ["sandbox_create"]}, {"text": "Created."}]}, 80, shell=True
+    )
+    term = repl.term
+    term.send("make one" + ENTER)
+    term.wait_prompt("Run it? [y/N]")
+    term.send(CTRL_Z)
+    stopped(term)
+    term.send("fg" + ENTER)
+    term.wait_until(
+        lambda: last_line(term).startswith("Run it? [y/N]") and "fg" in term.display,
+        what="the question asked again after fg",
+    )
+    term.send("y" + ENTER)
+    repl.open("tool1")
+    term.wait_for("Created.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    term.wait_prompt(SHELL_PROMPT)
+    term.send("exit" + ENTER)
+    term.finish()
+    assert any("✓ sandbox_create" in line for line in term.lines())
+    assert not any("^Z" in line for line in term.lines())
