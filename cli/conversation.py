@@ -61,9 +61,12 @@ class _LazyRecorder:
 
     def _target(self) -> SessionRecorder:
         if self._recorder is None:
-            self.session = self._store.create(
-                name=self.name, cluster=self._cluster, demo=self._demo
-            )
+            if self.name is None:
+                self.session = self._store.create(cluster=self._cluster, demo=self._demo)
+            else:  # agents started together on one new name all join the session it becomes
+                self.session = self._store.open_or_create(
+                    self.name, cluster=self._cluster, demo=self._demo
+                )
             self._recorder = self._store.recorder(self.session.id)
         return self._recorder
 

@@ -1,11 +1,16 @@
 """`nav agent --routes FILE`: the Chat gateway running inside `nav agent` itself.
 
 For one person with an API key, deploying `nav gateway serve` is a step too
-many. `EmbeddedGateway` starts the same `Gateway` on a free loopback port,
-with the routes file read exactly as `nav gateway serve` reads it (keys from
-the environment, registered with the redaction path), the same settings
-(`NAV_GATEWAY_*` timeouts and retries apply), translation and error
-handling. Auth and TLS are off: only this process talks to it.
+many. `EmbeddedGateway` starts the same `Gateway`, with the routes file read
+exactly as `nav gateway serve` reads it (keys from the environment,
+registered with the redaction path), the same settings (`NAV_GATEWAY_*`
+timeouts and retries apply), translation and error handling.
+
+It listens on a Unix socket in a gateway state folder of its own
+(`$TMPDIR/nav-gateway-<uid>/<pid>-.../chat.sock`, folders 0700), not on a
+loopback port: a port would let any local process stream through the user's
+route keys and into the user's capture. Only this user can reach the socket,
+so auth and TLS stay off.
 
 Its upstream transport can be given, so a capture (`SessionCapture`) keeps
 every byte the providers sent (what `--record` and `/record` write out).
@@ -19,13 +24,19 @@ from typing import Self
 
 import httpx
 
+from navagent.core.errors import NavAgentError
 from navagent.core.wire_formats import WIRE_FORMATS
 from navagent.fixtures.harness import CapturedRoute
+from navagent.gateway._instance import PrivateSocket
 from navagent.gateway.routes import RouteTable, load_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
 
-__all__ = ["EmbeddedGateway", "captured_routes", "read_routes"]
+__all__ = ["EmbeddedGateway", "EmbeddedGatewayError", "captured_routes", "read_routes"]
+
+
+class EmbeddedGatewayError(NavAgentError):
+    """The in-process gateway cannot start; the text says why, in one sentence."""
 
 
 def read_routes(path: Path) -> RouteTable:
@@ -65,7 +76,7 @@ def captured_routes(routes: RouteTable) -> list[CapturedRoute]:
 
 
 class EmbeddedGateway:
-    """A `Gateway` on 127.0.0.1:0 serving `routes`; `address` once entered."""
+    """A `Gateway` on a private Unix socket serving `routes`; `address` once entered."""
 
     def __init__(
         self, routes: RouteTable, *, transport: httpx.AsyncBaseTransport | None = None
@@ -74,15 +85,27 @@ class EmbeddedGateway:
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
         self._gateway: Gateway | None = None
+        self._socket: PrivateSocket | None = None
         self.address = ""
+        """`unix:PATH` of its socket, for `GrpcChatClient`."""
 
     async def __aenter__(self) -> Self:
-        settings = GatewaySettings.loopback(grace_period_s=0.0)
-        if self._transport is not None:
-            self._http = httpx.AsyncClient(transport=self._transport)
-        self._gateway = Gateway(settings, self._routes, http_client=self._http)
+        """Start serving.
+
+        Raises:
+            EmbeddedGatewayError: the state folder is refused (a link, someone
+                else's), or the socket cannot be bound.
+        """
         try:
+            self._socket = PrivateSocket()
+            settings = GatewaySettings.private_socket(self._socket.path, grace_period_s=0.0)
+            if self._transport is not None:
+                self._http = httpx.AsyncClient(transport=self._transport)
+            self._gateway = Gateway(settings, self._routes, http_client=self._http)
             await self._gateway.start()
+        except RuntimeError as exc:
+            await self.aclose()
+            raise EmbeddedGatewayError(f"cannot start the in-process gateway: {exc}") from None
         except BaseException:
             await self.aclose()
             raise
@@ -105,3 +128,6 @@ class EmbeddedGateway:
         http, self._http = self._http, None
         if http is not None:
             await http.aclose()
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            socket.close()

@@ -329,34 +329,42 @@ def reload(
 ) -> None:
     """Make a running gateway re-read its routes file (sends it SIGHUP).
 
-    The gateway logs whether the new routes were taken or, when the file
-    cannot be used, why it kept the old ones.
+    The pid is signalled only when that process holds the pid file's lock,
+    which the gateway that wrote the file holds while it runs (a reused pid,
+    or any other process, does not). The gateway logs whether the new routes
+    were taken or, when the file cannot be used, why it kept the old ones.
     """
     import os
     import signal
 
-    from navagent.gateway._instance import describe_process, is_gateway
+    from navagent.gateway._instance import running_gateway
 
+    # Hold the process from before the proof to the signal, so a pid freed
+    # and reused in between is never signalled (Linux: a pidfd).
     try:
-        text = pid_file.read_text(encoding="utf-8").strip()
+        pid = running_gateway(pid_file)
+        handle = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        if handle is not None and running_gateway(pid_file) != pid:
+            os.close(handle)
+            raise RuntimeError(f"the gateway of {pid_file} changed while it was checked")
+    except RuntimeError as exc:
+        _fail(str(exc), command="reload")
+    except ProcessLookupError:
+        _fail(f"no process {pid} (from {pid_file}): the gateway is not running", command="reload")
     except OSError as exc:
-        _fail(f"cannot read pid file {pid_file}: {exc.strerror or exc}", command="reload")
-    if not text.isdigit() or int(text) == 0:  # 1 is fine: the gateway in a container
-        _fail(f"{pid_file} does not hold a gateway's pid (found {text[:20]!r})", command="reload")
-    pid = int(text)
-    if not is_gateway(pid) and Path(f"/proc/{pid}").exists():
-        # Never signal a stranger: the pid file outlived its gateway and the pid was reused.
-        _fail(
-            f"process {pid} (from {pid_file}) is not a nav gateway (it runs: "
-            f"{describe_process(pid)}); the pid file is stale, so nothing was signalled",
-            command="reload",
-        )
+        _fail(f"cannot reach process {pid}: {exc.strerror or exc}", command="reload")
     try:
-        os.kill(pid, signal.SIGHUP)
+        if handle is not None:
+            signal.pidfd_send_signal(handle, signal.SIGHUP)
+        else:
+            os.kill(pid, signal.SIGHUP)
     except ProcessLookupError:
         _fail(f"no process {pid} (from {pid_file}): the gateway is not running", command="reload")
     except PermissionError:
         _fail(f"not allowed to signal process {pid} (from {pid_file})", command="reload")
+    finally:
+        if handle is not None:
+            os.close(handle)
     typer.echo(f"asked gateway {pid} to reload its routes; its log says the result")
 
 

@@ -37,7 +37,12 @@ from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_clust
 from navagent.cli.consoles import Hanging, make_console
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
-from navagent.cli.embedded import EmbeddedGateway, captured_routes, read_routes
+from navagent.cli.embedded import (
+    EmbeddedGateway,
+    EmbeddedGatewayError,
+    captured_routes,
+    read_routes,
+)
 from navagent.cli.prompt import make_prompt_session, terminal_as_declared
 from navagent.cli.recording import record_target, recording_report, scenario_folder
 from navagent.cli.render import JsonLinesSink, TerminalRenderer, plural
@@ -63,6 +68,7 @@ from navagent.core.nav_cli import (
     NavToolRunner,
     resolve_nav_cli,
 )
+from navagent.core.private_files import private_dir, private_file
 from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import (
     InvalidSessionNameError,
@@ -74,6 +80,7 @@ from navagent.core.sessions import (
     default_db_path,
 )
 from navagent.core.tools import TOOLS, TOOLS_BY_NAME
+from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WireFormatId
 from navagent.fixtures.harness import (
     RECORDINGS_FOLDER,
@@ -175,7 +182,7 @@ class _Launch:
                 async with AsyncExitStack() as stack:
                     return await self._run(stack)
             except StartupError as exc:
-                self.err.print(Text(f"nav agent: {exc}", style="red"))
+                self.err.print(Text(f"nav agent: {visible(str(exc))}", style="red"))
                 return exc.exit_code
             except asyncio.CancelledError:
                 if not received:
@@ -193,7 +200,10 @@ class _Launch:
         if o.record is not None:
             self._check_record(local.embedded)
         if local.demo is not None:
-            await stack.enter_async_context(local.demo)
+            try:
+                await stack.enter_async_context(local.demo)
+            except EmbeddedGatewayError as exc:
+                raise StartupError(str(exc)) from None
         store = self._open_store(stack, local.demo)
         session, cluster = self._session_and_cluster(store, local.demo)
         demo = local.demo
@@ -249,7 +259,8 @@ class _Launch:
                 conversation.record_as(o.record)
             except ExportError as exc:
                 raise StartupError(str(exc)) from None
-        self._introduce(conversation, cluster=cluster, target=client.target, demo=demo)
+        shown = "in process" if local.embedded else client.target  # not its socket's path
+        self._introduce(conversation, cluster=cluster, target=shown, demo=demo)
         kept = store is not None and (demo is None or o.session is not None or o.continue_last)
         try:
             return await self._converse(conversation, output, confirm, client=client, kept=kept)
@@ -278,7 +289,7 @@ class _Launch:
                 )
         for line, style in lines:
             with contextlib.suppress(OSError, ValueError):  # the terminal may be gone
-                self.err.print(Text(line, style=style))
+                self.err.print(Text(visible(line), style=style))
 
     async def _converse(
         self,
@@ -345,10 +356,7 @@ class _Launch:
             except SessionNotFoundError as exc:
                 raise StartupError(str(exc)) from None
         if session is not None and session.demo and demo is None:
-            raise StartupError(
-                f"session {session.label} was recorded by `nav agent --demo` (simulated model"
-                f" and cluster); resume it with `nav agent --demo --session {session.label}`"
-            )
+            raise StartupError(_demo_only(session))
         recorded = session.cluster if session is not None else None
         if demo is not None:
             cluster = explicit or DEMO_CLUSTER
@@ -522,8 +530,10 @@ class _Launch:
                 label += f" ({session.id[:8]})"
             self.err.print(
                 Text(
-                    f"nav agent · cluster {cluster} · gateway {target} · session"
-                    f" {label} · /help for commands",
+                    visible(
+                        f"nav agent · cluster {cluster} · gateway {target} · session"
+                        f" {label} · /help for commands"
+                    ),
                     style="dim",
                 )
             )
@@ -539,10 +549,10 @@ class _Launch:
         if o.assume_yes:
             self.notes.append((f"--yes: {tools} run without asking", "yellow"))
         for text, style in self.notes:
-            self.err.print(Text(text, style=style))
+            self.err.print(Text(visible(text), style=style))
 
     def _report(self, message: str) -> None:
-        self.err.print(Text(f"error: {message}", style="bold red"))
+        self.err.print(Text(f"error: {visible(message)}", style="bold red"))
 
 
 @contextlib.contextmanager
@@ -627,7 +637,10 @@ class _LocalGateway:
         if self.routes is None:
             return None
         gateway = EmbeddedGateway(self.routes, transport=self.transport)
-        await stack.enter_async_context(gateway)
+        try:
+            await stack.enter_async_context(gateway)
+        except EmbeddedGatewayError as exc:
+            raise StartupError(str(exc)) from None
         return gateway.address
 
     def captured_routes(self) -> list[CapturedRoute]:
@@ -663,8 +676,15 @@ def _prompt_history() -> History:
     """The REPL's line history, kept next to the session database."""
     path = default_db_path().parent / PROMPT_HISTORY_FILE
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        private_file(private_dir(path.parent) / PROMPT_HISTORY_FILE)
     except OSError:
         return InMemoryHistory()
     return FileHistory(str(path))
+
+
+def _demo_only(session: SessionInfo) -> str:
+    """Why a `--demo` session cannot continue outside `--demo`."""
+    return (
+        f"session {session.label} was recorded by `nav agent --demo` (simulated model"
+        f" and cluster); resume it with `nav agent --demo --session {session.label}`"
+    )

@@ -30,6 +30,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from navagent.cli.live_region import Lines, LiveRegion, rstrip_line
+from navagent.core.visible import visible
 
 __all__ = [
     "CODE_THEME",
@@ -176,7 +177,10 @@ def block_lines(
     """One block's rendered lines, trimmed; `preview`: a growing table is drawn cheaply.
 
     With `plain_style` the block is words in that style, wrapped, not markdown.
+    Control characters are made visible first (`visible`): code spans, code
+    blocks and link targets never carry an escape sequence to the terminal.
     """
+    block = visible(block)
     renderable: RenderableType = _Markdown(block, code_theme=code_theme)
     if plain_style is not None:
         renderable = Text(block.strip("\n"), style=plain_style)

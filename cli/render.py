@@ -9,7 +9,9 @@ is the machine-readable alternative for `--json`.
 On a terminal the answer is rendered as markdown while it streams
 (`MarkdownStream`: settled blocks printed once, only the growing block live);
 piped, or with `markdown=False` (`--no-markdown`), the text is written raw with
-`Console.out` (no markup, no wrapping), exactly as the model sent it.
+`Console.out` (no markup, no wrapping), exactly as the model sent it - except
+that on a terminal every control character in it is shown visibly (`visible`),
+as in everything else this module draws from model, tool or provider text.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from navagent.core.messages import (
     UserMessage,
 )
 from navagent.core.tools import ToolOutcome
+from navagent.core.visible import visible
 
 __all__ = [
     "CANCELLED_NOTE",
@@ -63,6 +66,7 @@ __all__ = [
     "JsonLinesSink",
     "TerminalRenderer",
     "format_arguments",
+    "format_call",
     "format_messages",
     "compact_count",
     "format_outcome",
@@ -92,6 +96,18 @@ REFUSAL_STYLE = "yellow"
 _THINKING_STYLE = "dim italic"
 
 
+def _write_answer(console: Console, text: str, style: str | None = None) -> None:
+    """Raw answer text: made visible on a terminal; piped, written exactly as the model sent it.
+
+    Piped, it bypasses rich, whose `Text` would drop CR, BS, BEL, VT and FF.
+    """
+    if console.is_terminal:
+        console.out(visible(text), end="", style=style, highlight=False)
+    else:
+        console.file.write(text)
+        console.file.flush()
+
+
 def _can_draw(console: Console) -> bool:
     """`console` is a terminal that can move the cursor (redraw a live region)."""
     return console.is_terminal and not console.is_dumb_terminal
@@ -102,6 +118,7 @@ def format_arguments(call: ToolCall) -> str:
 
     Values that are not plain words are JSON-quoted, so spaces and quotes stay
     unambiguous. Arguments that are not a JSON object are shown as sent.
+    Control characters are shown visibly (`visible`), as the model sent them.
     """
     parsed = call.parsed_arguments()
     if parsed is None:
@@ -116,7 +133,13 @@ def format_arguments(call: ToolCall) -> str:
             )
             parts.append(f"{key}={shown}")
         text = " ".join(parts)
+    text = visible(text)
     return text if len(text) <= _ARGUMENT_CHARS else text[: _ARGUMENT_CHARS - 1] + "…"
+
+
+def format_call(call: ToolCall) -> str:
+    """`sandbox_logs name=dev-box lines=20`: a call's name and arguments, visible, on one line."""
+    return f"{visible(call.name)} {format_arguments(call)}".rstrip()
 
 
 def compact_count(count: int) -> str:
@@ -139,7 +162,7 @@ def _is_plain(value: str) -> bool:
 
 def format_outcome(outcome: ToolOutcome) -> Text:
     """The line shown when a tool call ends: status, duration, exit code."""
-    name = outcome.call.name
+    name = visible(outcome.call.name)
     took = f" · {outcome.duration_s:.2f} s" if outcome.duration_s else ""
     match outcome.status:
         case "ok":
@@ -159,7 +182,8 @@ def format_outcome(outcome: ToolOutcome) -> Text:
 
 
 def _first_line(text: str, limit: int = _RESULT_PREVIEW_CHARS) -> str:
-    lines = text.strip().splitlines()
+    """The first line of `text` (tool output, a provider's error), visible and cut to `limit`."""
+    lines = visible(text).strip().splitlines()
     line = lines[0] if lines else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -176,17 +200,24 @@ def format_messages(messages: Sequence[Message], *, markdown: bool = True) -> Gr
     for message in messages:
         match message:
             case UserMessage():
-                parts.append(_Labeled(Text("you: ", style="bold cyan"), Text(message.content)))
+                said = Text(visible(message.content))
+                parts.append(_Labeled(Text("you: ", style="bold cyan"), said))
             case AssistantMessage():
                 if message.content:
-                    body = AnswerMarkdown(message.content) if markdown else Text(message.content)
+                    body = (
+                        AnswerMarkdown(message.content)
+                        if markdown
+                        else Text(visible(message.content))
+                    )
                     parts.append(_Labeled(Text("agent: ", style="bold green"), body))
                 if message.refusal:
                     label = Text("agent (refused): ", style=f"bold {REFUSAL_STYLE}")
-                    parts.append(_Labeled(label, Text(message.refusal, style=REFUSAL_STYLE)))
+                    parts.append(
+                        _Labeled(label, Text(visible(message.refusal), style=REFUSAL_STYLE))
+                    )
                 for call in message.tool_calls:
-                    line = f"  → {call.name} {format_arguments(call)}".rstrip()
-                    parts.append(Hanging(Text(line, style="dim"), TOOL_LINE_INDENT))
+                    line = Text(f"  → {format_call(call)}", style="dim")
+                    parts.append(Hanging(line, TOOL_LINE_INDENT))
             case ToolResultMessage():
                 lines = message.content.strip().splitlines() or [""]
                 more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
@@ -312,7 +343,8 @@ class TerminalRenderer:
         self._close_stream()
         queued, self._queued = self._queued, []
         for line in queued:
-            self.err.print(Text(_QUEUED + line.replace("\n", "\n" + " " * len(_QUEUED)), "cyan"))
+            shown = visible(line).replace("\n", "\n" + " " * len(_QUEUED))
+            self.err.print(Text(_QUEUED + shown, "cyan"))
 
     def release(self) -> None:
         """Erase what is drawn live (spinner, growing block) and show the cursor: a stop comes."""
@@ -365,14 +397,14 @@ class TerminalRenderer:
         self.pause()
 
     def error(self, message: str) -> None:
-        """Print a failure in one red line on stderr."""
+        """Print a failure in one red line on stderr (it may quote a provider: made visible)."""
         self.pause()
-        self.err.print(Text(f"error: {message}", style="bold red"))
+        self.err.print(Text(f"error: {visible(message)}", style="bold red"))
 
     def note(self, message: str, *, style: str = "dim") -> None:
-        """Print a one-line remark on stderr (start-up notices, hints)."""
+        """Print a one-line remark on stderr (start-up notices, hints), made visible."""
         self.pause()
-        self.err.print(Text(message, style=style))
+        self.err.print(Text(visible(message), style=style))
 
     @property
     def spinning(self) -> bool:
@@ -417,16 +449,18 @@ class TerminalRenderer:
     def _tool_started(self, event: ToolStarted) -> None:
         self.pause()
         call = event.call
-        line = Text(f"  → {call.name} {format_arguments(call)}".rstrip(), style="dim")
+        line = Text(f"  → {format_call(call)}", style="dim")
         self.err.print(Hanging(line, TOOL_LINE_INDENT))
         self._running_tools += 1
-        self._spin(f"running {call.name}…")
+        self._spin(f"running {visible(call.name)}…")
 
     def _tool_finished(self, event: ToolFinished) -> None:
         self.pause()
         self.err.print(Hanging(format_outcome(event.outcome), TOOL_LINE_INDENT))
         if event.outcome.status == "declined" and self.decline_hint:
-            self.err.print(Text(self.decline_hint.format(tool=event.outcome.call.name), "yellow"))
+            self.err.print(
+                Text(self.decline_hint.format(tool=visible(event.outcome.call.name)), "yellow")
+            )
         self._running_tools = max(self._running_tools - 1, 0)
         # With every tool done, the loop asks the model again.
         self._spin("running tools…" if self._running_tools else "thinking…")
@@ -436,14 +470,14 @@ class TerminalRenderer:
         self.pause()
         match event.reason:
             case "error" | "timeout":
-                self.err.print(Text(f"error: {event.message}", style="bold red"))
+                self.err.print(Text(f"error: {visible(event.message)}", style="bold red"))
             case "iteration_limit" | "refused" | "paused":
-                self.err.print(Text(event.message, style="yellow"))
+                self.err.print(Text(visible(event.message), style="yellow"))
             case "cancelled":
                 self.err.print(Text(INTERRUPTED_NOTE if self._cut else CANCELLED_NOTE, "yellow"))
             case "answered":
                 if event.message:
-                    self.err.print(Text(event.message, style="yellow"))
+                    self.err.print(Text(visible(event.message), style="yellow"))
         if self._usage.input_tokens or self._usage.output_tokens:
             self.err.print(Text(self._usage_line(event.iterations), style="dim"))
 
@@ -465,13 +499,13 @@ class TerminalRenderer:
             self._open = stream
         drawn = self._streams[stream]
         if drawn is not None:
-            drawn.feed(text)
+            drawn.feed(text)  # made visible where it renders (`block_lines`)
         elif stream == "text":
-            self.out.out(text, end="", highlight=False)
+            _write_answer(self.out, text)
         elif stream == "refusal":
-            self.out.out(text, end="", style=REFUSAL_STYLE, highlight=False)
+            _write_answer(self.out, text, REFUSAL_STYLE)
         else:
-            self.err.out(text, end="", style=_THINKING_STYLE, highlight=False)
+            self.err.out(visible(text), end="", style=_THINKING_STYLE, highlight=False)
 
     def _close_stream(self) -> None:
         open_, self._open = self._open, None
@@ -564,7 +598,9 @@ class JsonLinesSink:
     """An `EventSink` for `--json`: one JSON object per event on `stream`.
 
     Each line is the event's own JSON (`kind` says which); lines are flushed
-    at once so a reading script sees text deltas as they arrive.
+    at once so a reading script sees text deltas as they arrive. Every
+    character outside ASCII is a JSON unicode escape, so the line holds no control
+    character (C1, bidi) a terminal would obey, and parses to the same value.
     """
 
     def __init__(self, stream: IO[str]) -> None:
@@ -573,5 +609,5 @@ class JsonLinesSink:
 
     def __call__(self, event: AgentEvent) -> None:
         """Write one event as one line."""
-        self._stream.write(event.model_dump_json() + "\n")
+        self._stream.write(json.dumps(event.model_dump(mode="json"), separators=(",", ":")) + "\n")
         self._stream.flush()

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 import signal
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import replace
@@ -59,6 +58,7 @@ from navagent.core.errors import ChatFailedError, NavAgentError
 from navagent.core.history import InvalidHistoryError
 from navagent.core.messages import Message, ToolCall
 from navagent.core.sessions import SessionError, SessionInfo, SessionSummary
+from navagent.core.visible import shell_line, visible
 
 __all__ = [
     "EXIT_WORDS",
@@ -167,11 +167,17 @@ class PromptConfirm:
         """Stops the REPL's type-ahead while the question has the keyboard."""
 
     async def __call__(self, call: ToolCall, argv: tuple[str, ...]) -> bool:
-        """Show the exact command and return True only for an explicit yes."""
+        """Show the exact command and return True only for an explicit yes.
+
+        The command is the argv as it will run, each argument shell-quoted and
+        every control character visible (`shell_line`): the model cannot hide
+        or overdraw any part of what the person approves.
+        """
         self._renderer.pause()
         self._err.print(
             Text.assemble(
-                (f"{call.name} wants to run: ", "bold yellow"), (shlex.join(argv), "bold")
+                (f"{visible(call.name)} wants to run: ", "bold yellow"),
+                (shell_line(argv), "bold"),
             )
         )
         try:
@@ -305,7 +311,7 @@ class _Repl:
         skipped = f", the last {len(shown)} shown" if len(shown) < len(resumed) else ""
         self._console.print(
             Text(
-                f"Resuming session {self._conversation.label}"
+                f"Resuming session {visible(self._conversation.label)}"
                 f" ({plural(len(resumed), 'message')}{skipped}):",
                 style="bold",
             )
@@ -440,7 +446,7 @@ class _Repl:
     def _echo(self, text: str) -> None:
         """Show a message sent without the prompt (queued mid-turn, /retry) as if typed there."""
         indent = "\n" + " " * len(PROMPT)
-        self._console.print(Text(PROMPT + text.replace("\n", indent)))
+        self._console.print(Text(PROMPT + visible(text).replace("\n", indent)))
 
     def _record(self, name: str) -> None:
         try:
@@ -455,7 +461,7 @@ class _Repl:
 
     def _report_recording(self, written: object) -> None:
         for line, style in recording_report(written):
-            self._console.print(Text(line, style=style))
+            self._console.print(Text(visible(line), style=style))
 
     async def _compact(self) -> None:
         self._renderer.begin_turn()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
 if TYPE_CHECKING:
@@ -75,8 +76,13 @@ CassettesOption = Annotated[
 ]
 
 
+def _echo(text: str, *, err: bool = False) -> None:
+    """Print one report line: scenario and cassette text is untrusted, so shown visibly."""
+    typer.echo(visible(text), err=err)
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(message, err=True)
+    _echo(message, err=True)
     return typer.Exit(code)
 
 
@@ -117,8 +123,8 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
         missing = [p for p in wanted if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
-        typer.echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
-    typer.echo(f"{len(scenarios)} scenario{'' if len(scenarios) == 1 else 's'}")
+        _echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
+    _echo(f"{len(scenarios)} scenario{'' if len(scenarios) == 1 else 's'}")
 
 
 def _result_line(result: ReplayResult) -> str:
@@ -174,13 +180,13 @@ def replay(
     ]
 
     def show(result: ReplayResult) -> None:
-        typer.echo(_result_line(result))
+        _echo(_result_line(result))
         if not result.passed:
-            typer.echo("\n".join(f"      {line}" for line in result.report.splitlines()))
+            _echo("\n".join(f"      {line}" for line in result.report.splitlines()))
             if verbose and result.details:
-                typer.echo("\n".join(f"      {line}" for line in result.details.splitlines()[1:]))
+                _echo("\n".join(f"      {line}" for line in result.details.splitlines()[1:]))
         elif verbose and result.transcript is not None:
-            typer.echo(
+            _echo(
                 "\n".join(
                     f"      {line}" for line in render_transcript(result.transcript).splitlines()
                 )
@@ -193,7 +199,7 @@ def replay(
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
     elapsed = time.perf_counter() - started
-    typer.echo(f"{len(results) - failed} passed, {failed} failed in {elapsed:.1f}s")
+    _echo(f"{len(results) - failed} passed, {failed} failed in {elapsed:.1f}s")
     if failed:
         raise typer.Exit(1)
 
@@ -350,17 +356,17 @@ def record(
             raise _fail(f"nav scenario record: {exc}") from None
         origin = "the simulated provider" if sim else target.endpoint
         if result.written:
-            typer.echo(f"wrote {result.path} ({name}, from {origin}, {result.duration_s:.1f}s)")
+            _echo(f"wrote {result.path} ({name}, from {origin}, {result.duration_s:.1f}s)")
         else:
-            typer.echo(
+            _echo(
                 f"not written: {result.path} ({name}); the recording did not meet its"
                 " expectations (use --force to keep it):"
             )
         for problem in result.problems:
-            typer.echo(f"  {problem}")
+            _echo(f"  {problem}")
         failed = failed or not result.written or bool(result.problems)
     if not plan:
-        typer.echo(
+        _echo(
             "nothing to record: every cassette exists"
             if mode == "once"
             else "nothing to record: no scenario is for the chosen formats"

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from navagent.cli.consoles import make_console
 from navagent.cli.recording import record_target, recording_report
 from navagent.cli.render import plural
 from navagent.core.messages import (
@@ -31,6 +31,7 @@ from navagent.core.sessions import (
     SessionStore,
     SessionSummary,
 )
+from navagent.core.visible import visible
 from navagent.fixtures.harness import (
     RECORDINGS_FOLDER,
     ExportResult,
@@ -84,13 +85,13 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
     their column (a name is never cut short).
     """
     fixed = [
-        _Column("session", [s.label + (DEMO_MARK if s.demo else "") for s in sessions]),
-        _Column("cluster", [s.cluster for s in sessions]),
+        _Column("session", [visible(s.label) + (DEMO_MARK if s.demo else "") for s in sessions]),
+        _Column("cluster", [visible(s.cluster) for s in sessions]),
         _Column("last active (UTC)", [f"{s.updated_at:%Y-%m-%d %H:%M}" for s in sessions]),
         _Column("msgs", [str(s.message_count) for s in sessions], "right"),
         _Column("tokens in", [_tokens(s) for s in sessions], "right"),
     ]
-    preview: _Column | None = _Column("first message", [s.preview for s in sessions])
+    preview: _Column | None = _Column("first message", [visible(s.preview) for s in sessions])
 
     def needed() -> int:
         widths = [column.width for column in fixed]
@@ -154,12 +155,12 @@ def _tokens(summary: SessionSummary) -> str:
 
 def show_sessions(*, json_output: bool, limit: int) -> int:
     """Print the sessions in the default store; returns the exit status."""
-    err = Console(stderr=True, highlight=False)
+    err = make_console(stderr=True)
     try:
         with SessionStore() as store:
             summaries = store.list_sessions(limit=limit)
     except SessionError as exc:
-        err.print(Text(f"nav agent sessions: {exc}", style="red"))
+        err.print(Text(f"nav agent sessions: {visible(str(exc))}", style="red"))
         return 2
     if json_output:
         sys.stdout.write(
@@ -169,7 +170,7 @@ def show_sessions(*, json_output: bool, limit: int) -> int:
     if not summaries:
         err.print(Text("No saved sessions yet; `nav agent` saves every conversation.", "dim"))
         return 0
-    out = Console(highlight=False)
+    out = make_console(file=sys.stdout)
     out.print(sessions_table(summaries, width=out.width))
     err.print(Text(resume_hint(summaries), style="dim"))
     return 0
@@ -221,12 +222,12 @@ def _fenced(text: str) -> str:
 
 
 def _with_store(command: str, work: Callable[[SessionStore], int]) -> int:
-    err = Console(stderr=True, highlight=False)
+    err = make_console(stderr=True)
     try:
         with SessionStore() as store:
             return work(store)
     except SessionError as exc:
-        err.print(Text(f"nav agent sessions {command}: {exc}", style="red"))
+        err.print(Text(f"nav agent sessions {command}: {visible(str(exc))}", style="red"))
         return 2 if isinstance(exc, InvalidSessionNameError) else 1
 
 
@@ -236,7 +237,7 @@ def remove_session(name_or_id: str) -> int:
     def work(store: SessionStore) -> int:
         info = store.delete(name_or_id)
         remove_captures(store.path.parent / RECORDINGS_FOLDER, info.id)
-        Console(stderr=True, highlight=False).print(Text(f"deleted session {info.label}", "dim"))
+        make_console(stderr=True).print(Text(f"deleted session {info.label}", "dim"))
         return 0
 
     return _with_store("rm", work)
@@ -244,18 +245,18 @@ def remove_session(name_or_id: str) -> int:
 
 def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) -> int:
     """`nav agent sessions export SESSION --scenario NAME`: a saved session as a scenario."""
-    err = Console(stderr=True, highlight=False)
+    err = make_console(stderr=True)
     try:
         store = SessionStore()
     except SessionError as exc:
-        err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        err.print(Text(f"nav agent sessions export: {visible(str(exc))}", style="red"))
         return 1
     try:
         info = store.open(name_or_id)
         recordings = store.path.parent / RECORDINGS_FOLDER
         messages = len(store.full_log(info.id))
     except SessionError as exc:
-        err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        err.print(Text(f"nav agent sessions export: {visible(str(exc))}", style="red"))
         return 1
     finally:
         store.close()
@@ -275,7 +276,7 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
         meta, _ = read_capture(folder)
         target = record_target(scenario_dir, info.cluster, simulated=meta.kind == "simulated")
     except (OSError, ValueError, FilterError) as exc:
-        err.print(Text(f"nav agent sessions export: {exc}", style="red"))
+        err.print(Text(f"nav agent sessions export: {visible(str(exc))}", style="red"))
         return 1
     if meta.messages < messages:
         err.print(
@@ -291,7 +292,7 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
         return 1
     result = asyncio.run(target.write(folder, name))
     for line, style in recording_report(result):
-        err.print(Text(line, style=style))
+        err.print(Text(visible(line), style=style))
     return 0 if isinstance(result, ExportResult) else 1
 
 
@@ -300,8 +301,8 @@ def rename_session(name_or_id: str, new_name: str) -> int:
 
     def work(store: SessionStore) -> int:
         info = store.rename(name_or_id, new_name)
-        err = Console(stderr=True, highlight=False)
-        err.print(Text(f"session {info.id[:8]} is now named {info.name}", "dim"))
+        err = make_console(stderr=True)
+        err.print(Text(f"session {info.id[:8]} is now named {visible(info.label)}", "dim"))
         return 0
 
     return _with_store("rename", work)
@@ -315,13 +316,14 @@ def export_session(name_or_id: str, *, as_json: bool, output: Path | None) -> in
         log = store.full_log(info.id)
         text = transcript_json(info, log) if as_json else transcript_markdown(info, log)
         if output is None:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            shown = visible(text) if sys.stdout.isatty() else text  # piped: the data as is
+            sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
             return 0
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise SessionError(f"cannot write {output}: {exc.strerror or exc}") from None
-        Console(stderr=True, highlight=False).print(Text(f"wrote {output}", "dim"))
+        make_console(stderr=True).print(Text(f"wrote {output}", "dim"))
         return 0
 
     return _with_store("export", work)

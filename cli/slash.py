@@ -19,8 +19,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from navagent.cli.render import format_arguments, format_messages, plural
+from navagent.cli.render import format_call, format_messages, plural
 from navagent.core.messages import AssistantMessage, Message, Tool, ToolCall, ToolResultMessage
+from navagent.core.visible import visible
 
 __all__ = [
     "SLASH_COMMANDS",
@@ -144,7 +145,10 @@ def handle_slash_command(command: str, state: SlashState) -> tuple[SlashResult, 
             known = ", ".join(name.split()[0] for name in SLASH_COMMANDS)
             return (
                 SlashResult(
-                    Text(f"Unknown command {word}; try /help. Commands: {known}", style="yellow")
+                    Text(
+                        f"Unknown command {visible(word)}; try /help. Commands: {known}",
+                        style="yellow",
+                    )
                 ),
                 state,
             )
@@ -186,14 +190,14 @@ def _show(log: tuple[Message, ...], argument: str) -> RenderableType:
         first = max(len(calls) - _LIST_CALLS, 0)
         text = Text("Tool calls (/show N for the full output):\n", style="dim")
         for number, (call, _) in enumerate(calls[first:], start=first + 1):
-            text.append(f"  {number:>3}  {call.name} {format_arguments(call)}".rstrip() + "\n")
+            text.append(f"  {number:>3}  {format_call(call)}\n")
         text.rstrip()
         return text
     if not argument.isdigit() or not 1 <= int(argument) <= len(calls):
         return Text(f"/show takes a call number from 1 to {len(calls)}", style="yellow")
     call, result = calls[int(argument) - 1]
-    header = Text(f"[{argument}] {call.name} {format_arguments(call)}".rstrip(), style="bold")
-    body = result if result is not None else "(no result recorded)"
+    header = Text(f"[{argument}] {format_call(call)}", style="bold")
+    body = visible(result) if result is not None else "(no result recorded)"
     return Text.assemble(header, "\n", body)
 
 
@@ -210,15 +214,15 @@ def _tools(state: SlashState, name: str) -> RenderableType:
     tools = [tool for tool in state.tools if not name or tool.name == name]
     if not tools:
         known = ", ".join(tool.name for tool in state.tools)
-        return Text(f"No tool named {name!r}; the tools are: {known}", style="yellow")
+        return Text(f"No tool named {visible(repr(name))}; the tools are: {known}", "yellow")
     text = Text()
     for tool in tools:
-        text.append(tool.name, style="bold")
+        text.append(visible(tool.name), style="bold")
         if tool.name in state.confirm_tools:
             text.append(" (runs without asking, --yes)" if state.assume_yes else " (asks first)")
-        text.append("\n  " + tool.description + "\n")
+        text.append("\n  " + visible(tool.description) + "\n")
         for line in _parameters(tool.parameters):
-            text.append("    " + line + "\n", style="dim")
+            text.append("    " + visible(line) + "\n", style="dim")
     text.rstrip()
     return text
 

@@ -42,6 +42,7 @@ from navagent.core.errors import NavAgentError
 from navagent.core.events import Usage
 from navagent.core.history import repair_history
 from navagent.core.messages import FrozenModel, Message, UserMessage
+from navagent.core.private_files import private_dir, private_file, tighten_if_present
 
 __all__ = [
     "DB_FILENAME",
@@ -120,6 +121,21 @@ def default_db_path(state_dir: Path | str | None = None) -> Path:
     return Path(folder) / DB_FILENAME
 
 
+def _make_private(database: Path) -> None:
+    """The state folder 0700 and the database 0600, before SQLite opens it.
+
+    SQLite gives its `-wal`, `-shm` and `-journal` files the database's mode;
+    ones left looser by an older version are tightened here.
+
+    Raises:
+        OSError: a file or folder cannot be made, or is a link or someone else's.
+    """
+    private_dir(database.parent)
+    private_file(database)
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten_if_present(database.with_name(database.name + suffix))
+
+
 class SessionStore:
     """The session database: create, find, list, load and record sessions.
 
@@ -145,7 +161,7 @@ class SessionStore:
         self.path = Path(path) if path is not None else default_db_path()
         self._clock = clock
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode = WAL")
             # WAL + NORMAL keeps every committed entry across a process crash;
@@ -195,6 +211,28 @@ class SessionStore:
         except sqlite3.IntegrityError:
             raise InvalidSessionNameError(f"a session named {name!r} already exists") from None
         return self._info(session_id)
+
+    def open_or_create(self, name: str, *, cluster: str = "", demo: bool = False) -> SessionInfo:
+        """The session named `name`, created now when there is none (`--session NAME`).
+
+        One statement decides, so agents started at the same moment on a new
+        name all end up in one session: the insert that loses the race to
+        another process's does nothing, and the winner's row is read instead.
+
+        Raises:
+            InvalidSessionNameError: `name` is malformed.
+        """
+        check_session_name(name)
+        now = self._now()
+        self._db.execute(
+            "INSERT INTO sessions (id, name, cluster, demo, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (uuid.uuid4().hex, name, cluster, int(demo), now, now),
+        )
+        row = self._db.execute("SELECT id FROM sessions WHERE name = ?", (name,)).fetchone()
+        if row is None:  # renamed or deleted by another process in between: try again
+            return self.open_or_create(name, cluster=cluster, demo=demo)
+        return self._info(row[0])
 
     def delete(self, name_or_id: str) -> SessionInfo:
         """Delete a session and its log; returns what was deleted.

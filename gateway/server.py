@@ -30,7 +30,7 @@ from navagent.gateway.config import Config, load_callers_of, reload_config, summ
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
 from navagent.gateway.routes import RouteTable
 from navagent.gateway.service import SERVICE_NAME, ChatService, StreamLimits, chat_rpc_handler
-from navagent.gateway.settings import GatewaySettings
+from navagent.gateway.settings import UNIX_PREFIX, GatewaySettings
 from navagent.gateway.upstream import Timeouts, Upstream
 
 __all__ = [
@@ -169,7 +169,9 @@ class Gateway:
 
     @property
     def address(self) -> str:
-        """`host:port` the server is bound to (after `start`)."""
+        """`host:port` the server is bound to (after `start`), or its `unix:` socket."""
+        if self.settings.listen.startswith(UNIX_PREFIX):
+            return self.settings.listen
         host = self.settings.listen.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
 
@@ -207,7 +209,7 @@ class Gateway:
             server,
         )
         credentials = server_credentials(self.settings)
-        if not self._reuse_port:
+        if not self._reuse_port and not self.settings.listen.startswith(UNIX_PREFIX):
             check_bindable(self.settings.listen)
         try:
             if credentials is None:

@@ -20,9 +20,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from navagent.core.redaction import header_safe_problem, register_secret
 from navagent.gateway._config_file import nearest_key
 
-__all__ = ["ENV_PREFIX", "GatewaySettings", "environment_warnings", "usable_cpus"]
+__all__ = ["ENV_PREFIX", "UNIX_PREFIX", "GatewaySettings", "environment_warnings", "usable_cpus"]
 
 ENV_PREFIX = "NAV_GATEWAY_"
+UNIX_PREFIX = "unix:"
+"""A `listen` naming a Unix socket (`GatewaySettings.private_socket`), as gRPC spells it."""
 WORKERS_PER_CPU = 4
 """`--workers` above this many per usable CPU is refused: each worker is a
 whole process (about 60 MB) and more than the CPUs only adds switching."""
@@ -152,6 +154,17 @@ class GatewaySettings(BaseSettings):
             "callers": None,
         }
         return cls(**{**fields, **overrides})
+
+    @classmethod
+    def private_socket(cls, socket: Path, **overrides: Any) -> GatewaySettings:
+        """`loopback`, listening on the Unix socket `socket` instead of a TCP port.
+
+        For a gateway only this user may reach: the socket sits in a 0700
+        folder, so no other user's process can connect (a loopback port is
+        open to every local process). Not a `listen` a user can set: the
+        workers share a TCP port, which a socket cannot be.
+        """
+        return cls.loopback(**overrides).model_copy(update={"listen": f"{UNIX_PREFIX}{socket}"})
 
     def auth_token(self) -> str | None:
         """The bearer token, read from `auth_token_env`; None when auth is off.

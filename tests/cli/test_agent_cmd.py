@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,11 @@ from pydantic import TypeAdapter
 
 from navagent.core.agent_events import AgentEvent, TurnFinished, TurnStarted
 from navagent.core.events import TextDelta
+from navagent.core.history import validate_history
+from navagent.core.messages import UserMessage
+from navagent.core.sessions import SessionStore
 from navagent.core.wire_formats import FORMAT_IDS
-from tests.cli.harness import NAV_SIM, run_nav
+from tests.cli.harness import NAV, NAV_SIM, run_nav
 
 pytestmark = pytest.mark.slow  # each test starts `nav` (or a gateway) as a process
 
@@ -302,3 +306,31 @@ def test_usage_line_shows_prompt_cache_reads_on_both_providers(env, provider) ->
     assert usage.startswith("2 model calls · ") and " cached" in usage, usage
     if provider == "anthropic":
         assert "written to cache" in usage, usage
+
+
+def test_agents_started_at_once_on_a_new_session_name_all_join_it(env) -> None:
+    """Find-or-create is one step: none of the racers is told the name is taken."""
+    agents = 5
+    for round_ in range(2):
+        name = f"racy-{round_}"
+        started = [
+            subprocess.Popen(
+                [NAV, "agent", "--demo", "--session", name, "-p", f"list my sandboxes ({i})"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(agents)
+        ]
+        outcomes = [process.communicate(timeout=120) for process in started]
+        for process, (_out, err) in zip(started, outcomes, strict=True):
+            assert process.returncode == 0, err
+            assert "already exists" not in err
+        with SessionStore(Path(env["NAV_AGENT_STATE_DIR"]) / "sessions.db") as store:
+            sessions = [s for s in store.list_sessions() if s.name == name]
+            assert len(sessions) == 1
+            history = store.load_history(sessions[0].id)
+        validate_history(history)
+        asked = sorted(m.content for m in history if isinstance(m, UserMessage))
+        assert asked == [f"list my sandboxes ({i})" for i in range(agents)]

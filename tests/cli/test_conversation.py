@@ -74,6 +74,25 @@ async def test_a_named_conversation_is_created_with_its_name_on_the_first_messag
     assert [summary.name for summary in store.list_sessions()] == [None, "ops-7"]
 
 
+async def test_two_agents_on_one_new_name_join_one_session_on_their_first_messages(
+    tmp_path,
+) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    first, second = (
+        AgentSession(
+            factory(ScriptedChatClient([text_completion(f"hi {n}")])),
+            store=store,
+            cluster="demo",
+            name="shared",
+        )
+        for n in (1, 2)
+    )
+    await first.send("from one")
+    await second.send("from two")
+    [session] = store.list_sessions()
+    assert session.name == "shared" and session.message_count == 4
+
+
 async def test_a_pending_name_survives_clear_until_a_message_uses_it(tmp_path) -> None:
     store = SessionStore(tmp_path / "s.db")
     client = ScriptedChatClient([text_completion("hi")])

@@ -12,6 +12,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from navagent.gateway.callers import hash_token
 from tests.certs import make_pki
 from tests.cli.test_gateway_workers import NAV, free_port, scrape, upstream
 from tests.gateway.fault_upstream import SECRET, FaultUpstream
+from tests.gateway.test_pid_file import start_fake_gateway
 
 __all__ = ["upstream"]  # the module-scoped fault provider fixture, shared
 
@@ -284,11 +286,23 @@ def test_two_gateways_started_together_on_one_port_do_not_both_come_up(
     assert down.process.returncode == 2 and "address already in use" in down.log
 
 
-def test_reload_refuses_to_signal_a_process_that_is_not_a_gateway(tmp_path: Path) -> None:
-    stranger = subprocess.Popen(["sleep", "30"])
+@pytest.mark.parametrize("held", [False, True], ids=["unlocked", "held-by-another"])
+def test_reload_never_signals_a_decoy_whose_arguments_say_gateway_serve(
+    tmp_path: Path, held: bool
+) -> None:
+    """Only the process holding the pid file's lock is signalled, whatever others' argv say."""
+    decoy = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "gateway", "serve"]
+    )
+    holder: subprocess.Popen[str] | None = None
     try:
         pid_file = tmp_path / "gw.pid"
-        pid_file.write_text(f"{stranger.pid}\n")
+        if held:  # a real lock holder, but the file names the decoy
+            holder = start_fake_gateway(pid_file)
+            with open(pid_file, "r+", encoding="utf-8") as same_file:
+                same_file.write(f"{decoy.pid}\n")
+        else:
+            pid_file.write_text(f"{decoy.pid}\n")
         result = subprocess.run(
             [NAV, "gateway", "reload", "--pid-file", str(pid_file)],
             capture_output=True,
@@ -296,13 +310,19 @@ def test_reload_refuses_to_signal_a_process_that_is_not_a_gateway(tmp_path: Path
             timeout=30,
         )
         assert result.returncode == 2, result.stdout
-        assert f"process {stranger.pid}" in result.stderr and "not a nav gateway" in result.stderr
-        assert "sleep 30" in result.stderr
+        assert f"process {decoy.pid}" in result.stderr
+        assert "nothing was signalled" in result.stderr and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
         time.sleep(0.2)
-        assert stranger.poll() is None, "the stranger was signalled"
+        assert decoy.poll() is None, "the decoy was signalled"
+        assert holder is None or holder.poll() is None, "the lock holder was signalled"
     finally:
-        stranger.kill()
-        stranger.wait(10)
+        for process in (decoy, holder):
+            if process is not None:
+                process.kill()
+                process.wait(10)
+                if process.stdout is not None:
+                    process.stdout.close()
 
 
 @pytest.mark.slow

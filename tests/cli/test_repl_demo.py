@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
@@ -64,10 +65,12 @@ async def test_demo_stack_stops_cleanly_and_removes_its_files() -> None:
     stack = DemoStack(pacing_ms=0)
     async with stack:
         state = stack.tool_env["NAV_SIM_STATE"]
-        assert stack.address.startswith("127.0.0.1:")
+        assert stack.address.startswith("unix:")  # a private socket, not a loopback port
+        socket = Path(stack.address.removeprefix("unix:"))
+        assert socket.is_socket()
         scratch = stack.sessions_db.parent
         assert scratch.is_dir() and state.startswith(str(scratch))
-    assert not scratch.exists()
+    assert not scratch.exists() and not socket.parent.exists()
     await stack.aclose()  # idempotent
 
 

@@ -6,6 +6,8 @@ import ast
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +51,29 @@ def test_core_imports_no_other_layer() -> None:
         for path in (ROOT / "core").rglob("*.py")
         for module in _imported_modules(path)
         if module.startswith(("navagent.gateway", "navagent.cli", "navagent.fixtures"))
+    ]
+    assert not offenders
+
+
+_MAY_IMPORT = {
+    "core": ("navagent.core",),
+    "gateway": ("navagent.gateway", "navagent.core"),
+    "fixtures": ("navagent.fixtures", "navagent.core"),
+    "fixtures/harness": ("navagent.fixtures", "navagent.core", "navagent.gateway"),
+}
+"""Each layer and what it may import of the package: cli -> gateway, core, fixtures;
+gateway -> core; fixtures -> core, but the replay harness runs the real gateway."""
+
+
+@pytest.mark.parametrize("layer", sorted(_MAY_IMPORT))
+def test_dependencies_point_one_way(layer: str) -> None:
+    nested = [other for other in _MAY_IMPORT if other.startswith(f"{layer}/")]
+    offenders = [
+        f"{path.relative_to(ROOT)}: {module}"
+        for path in (ROOT / layer).rglob("*.py")
+        if not any(path.is_relative_to(ROOT / other) for other in nested)
+        for module in _imported_modules(path)
+        if module.startswith("navagent.") and not module.startswith(_MAY_IMPORT[layer])
     ]
     assert not offenders
 

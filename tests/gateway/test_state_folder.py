@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
+import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 from navagent.gateway._instance import StateFolder, sweep
 
@@ -59,4 +63,84 @@ def test_the_lock_is_held_before_the_folder_has_its_final_name(tmp_path: Path) -
         assert held, "a sweep could take a live gateway's folder"
     finally:
         os.close(fd)
+        state.close()
+
+
+# --- the root in $TMPDIR: someone else may have made it first ------------------
+
+
+def _folders_with_a_dead_gateways_look(where: Path) -> list[Path]:
+    """Subfolders a sweep would take for dead gateways' (no lock held in them)."""
+    made = [where / "123-abc", where / "photos"]
+    for folder in made:
+        folder.mkdir(parents=True)
+        (folder / "keep.txt").write_text("precious\n")
+    return made
+
+
+def test_a_root_planted_as_a_link_is_refused_and_nothing_is_deleted(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    kept = _folders_with_a_dead_gateways_look(victim)
+    root = tmp_path / "nav-gateway-1000"
+    root.symlink_to(victim)
+    with pytest.raises(RuntimeError, match=f"{root} is a symbolic link"):
+        StateFolder(root)
+    assert sweep(root) == []
+    assert all((folder / "keep.txt").is_file() for folder in kept)
+
+
+def test_a_link_inside_the_root_is_never_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    kept = _folders_with_a_dead_gateways_look(victim)
+    root = tmp_path / "root"
+    root.mkdir(mode=0o700)
+    (root / "456-def").symlink_to(kept[0])
+    (root / "789-ghi").symlink_to(victim)
+    state = StateFolder(root)
+    try:
+        assert sweep(root) == []
+        assert all((folder / "keep.txt").is_file() for folder in kept)
+    finally:
+        state.close()
+
+
+def test_a_root_others_can_write_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    root = tmp_path / "nav-gateway-1000"
+    kept = _folders_with_a_dead_gateways_look(root)
+    os.chmod(root, 0o777)
+    with pytest.raises(RuntimeError, match=r"can be written by other users \(mode 0777\)"):
+        StateFolder(root)
+    assert all((folder / "keep.txt").is_file() for folder in kept)
+    assert stat.S_IMODE(root.stat().st_mode) == 0o777
+
+
+def test_a_root_of_another_user_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "nav-gateway-1000"
+    kept = _folders_with_a_dead_gateways_look(root)
+    os.chmod(root, 0o700)
+    if os.geteuid() == 0:
+        os.chown(root, 4242, 4242)  # really another user's
+    else:
+        real = os.geteuid()
+        monkeypatch.setattr(os, "geteuid", lambda: real + 4242)
+    with pytest.raises(RuntimeError, match=rf"{root} belongs to user id \d+, not to you"):
+        StateFolder(root)
+    assert all((folder / "keep.txt").is_file() for folder in kept)
+
+
+def test_the_default_root_is_made_private_whatever_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    old = os.umask(0o022)
+    try:
+        state = StateFolder()
+    finally:
+        os.umask(old)
+    try:
+        root = tmp_path / f"nav-gateway-{os.getuid()}"
+        assert state.path.parent == root
+        assert stat.S_IMODE(root.stat().st_mode) == 0o700
+        assert stat.S_IMODE(state.path.stat().st_mode) == 0o700
+    finally:
         state.close()

@@ -186,6 +186,27 @@ CONVERSATIONS: dict[str, tuple[Step, ...]] = {
         ),
         s("no, delete the failing one", "sandbox_list ; sandbox_delete gpu-trainer", "gpu-trainer"),
     ),
+    "issue 31: coordination, selection, qualifiers, what remains, recall, images": (
+        s("provider-wise, what have we got?", "provider_list", "anthropic"),
+        s(
+            "logs for gpu-trainer, and dev-box as well",
+            "sandbox_logs gpu-trainer + sandbox_logs dev-box",
+            "ImagePullBackOff",
+        ),
+        s(
+            "describe whichever one is still provisioning",
+            "sandbox_list ; sandbox_get py-worker",
+            "Provisioning",
+        ),
+        s(
+            "new sandbox off the python:3.12 image, call it calc-1",
+            "sandbox_create name=calc-1 image=python:3.12",
+            "calc-1",
+        ),
+        s("don't delete anything, what's still there now?", "sandbox_list", "calc-1", *ALL_THREE),
+        s("remind me what you created a minute ago", "", "calc-1", absent=NO_DELETE),
+        s("and which one did we look at first?", "", "gpu-trainer"),
+    ),
 }
 """Conversation title -> its turns (tuned against while building)."""
 HOLDOUT: dict[str, tuple[Step, ...]] = {

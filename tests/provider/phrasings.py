@@ -510,6 +510,202 @@ EXPLORED = [  # phrasings found by trying the demo as a new user would
     c("good morning!", "", "Hello"),
 ]
 
+# Issue 31: conversation classes, each a property of the grammar (several phrasings,
+# negated and multi-turn forms).
+
+COORDINATION = [  # a second object joined to the first gets the same tool
+    c(
+        "get me dev-box, and py-worker as well",
+        "sandbox_get dev-box + sandbox_get py-worker",
+        "Ready",
+        "Provisioning",
+    ),
+    c(
+        "logs for dev-box plus the same for gpu-trainer",
+        "sandbox_logs dev-box + sandbox_logs gpu-trainer",
+        "ImagePullBackOff",
+    ),
+    c(
+        "describe dev-box as well as py-worker",
+        "sandbox_get dev-box + sandbox_get py-worker",
+        "Provisioning",
+    ),
+    c(
+        "show me the logs of py-worker, and gpu-trainer too",
+        "sandbox_logs py-worker + sandbox_logs gpu-trainer",
+        "ImagePullBackOff",
+    ),
+    c(
+        "details on gpu-trainer along with dev-box",
+        "sandbox_get gpu-trainer + sandbox_get dev-box",
+        "Error",
+        "Ready",
+    ),
+    c(
+        "delete py-worker and also gpu-trainer",
+        "sandbox_delete py-worker + sandbox_delete gpu-trainer",
+        "Deleted sandbox py-worker",
+        "Deleted sandbox gpu-trainer",
+    ),
+    c(
+        "show dev-box but don't delete py-worker as well",
+        "sandbox_get dev-box",
+        "Ready",
+        absent=("Deleted sandbox",),
+    ),
+]
+
+SELECT_THEN_ACT = [  # the target named by a property of a listing's rows
+    c(
+        "show the logs of whichever one is failing",
+        "sandbox_list ; sandbox_logs gpu-trainer",
+        *WHY_GPU,
+    ),
+    c(
+        "describe the one still provisioning",
+        "sandbox_list ; sandbox_get py-worker",
+        "Provisioning",
+    ),
+    c(
+        "get details on whichever sandbox is ready",
+        "sandbox_list ; sandbox_get dev-box",
+        "Ready",
+    ),
+    c(
+        "tail the logs of the sandbox that's currently erroring",
+        "sandbox_list ; sandbox_logs gpu-trainer",
+        "ImagePullBackOff",
+    ),
+    c(
+        "inspect whatever box is in provisioning",
+        "sandbox_list ; sandbox_get py-worker",
+        "Provisioning",
+    ),
+    c(
+        "show me whichever one is deleting",
+        "sandbox_list",
+        "None of your sandboxes is Deleting",
+    ),
+    c(
+        "don't delete whichever one is failing, just show it",
+        "sandbox_list ; sandbox_logs gpu-trainer + sandbox_get gpu-trainer",
+        "Error",
+        absent=("Deleted sandbox",),
+    ),
+    c((LISTED, "logs of whichever one is provisioning"), "sandbox_logs py-worker", "py-worker"),
+]
+
+DOMAIN_QUALIFIERS = [  # the noun naming the domain decides, even in a casual frame
+    c("on the sandbox front, what's running?", "sandbox_list", *ALL_THREE),
+    c("on the sandbox front, what's up?", "sandbox_list", *ALL_THREE),
+    c("provider-wise, what have we got?", "provider_list", "anthropic"),
+    c("sandbox-wise, how are we doing in this cluster?", "sandbox_list", *ALL_THREE),
+    c("as for providers in the cluster, what's there?", "provider_list", "anthropic"),
+    c("route-wise, what's configured?", "inference_route_list", "nvidia/nemotron-3-nano-30b-a3b"),
+    c("in terms of sandboxes, what's the status?", "sandbox_list", *ALL_THREE),
+    c("what's the cluster got, provider-wise?", "provider_list", "anthropic"),
+    c("when it comes to routes, what do we have?", "inference_route_list", "nvidia"),
+    c("cluster-wise, are we up?", "cluster_status", "Connected"),
+]
+
+WHAT_REMAINS = [  # after deletions or creations, "what's left" lists again
+    c(("delete py-worker", "what's still there now?"), "sandbox_list", "dev-box", "gpu-trainer"),
+    c(
+        ("create a sandbox named t-1", "anything remaining after that?"),
+        "sandbox_list",
+        "t-1",
+        "dev-box",
+    ),
+    c(("delete dev-box", "what's left?"), "sandbox_list", "gpu-trainer", "dev-box (Deleting)"),
+    c(("delete gpu-trainer", "which ones survived?"), "sandbox_list", "dev-box"),
+    c(("delete py-worker", "what do we have left"), "sandbox_list", "gpu-trainer"),
+    c(
+        ("delete py-worker", "don't delete anything else, what remains?"),
+        "sandbox_list",
+        "dev-box",
+        absent=("Deleted sandbox",),
+    ),
+]
+
+ABOUT_THE_CONVERSATION = [  # answered from the conversation's own turns, no tool call
+    c(("show me dev-box", "remind me which one we looked at before"), "", "dev-box"),
+    c(("create a sandbox named t-2", "what did you create a minute ago?"), "", "t-2"),
+    c(("delete py-worker", "the last thing you deleted was?"), "", "py-worker"),
+    c(("create a sandbox named z-1", "which did you just make?"), "", "z-1"),
+    c(("show me gpu-trainer", "what was the sandbox we just checked?"), "", "gpu-trainer"),
+    c(("delete py-worker", "what was it that you removed?"), "", "py-worker"),
+    c(
+        ("show me dev-box", "show gpu-trainer's logs", "which sandboxes did we look at?"),
+        "",
+        "dev-box",
+        "gpu-trainer",
+    ),
+    c(
+        ("delete py-worker", "did you delete anything?"),
+        "",
+        "py-worker",
+        absent=("Deleted sandbox",),
+    ),
+    c(("list my sandboxes", "what did you create?"), "", "not created"),
+    c(("show me dev-box", "remind me what you deleted"), "", "not deleted"),
+    c(
+        ("create a sandbox named t-3", "create a sandbox named t-4", "which did you make first?"),
+        "",
+        "t-3",
+    ),
+]
+
+CREATE_WITH_IMAGE = [  # "from IMAGE", "off the IMAGE image", "call it X"
+    c(
+        "new box from ubuntu:22.04, name it ub-1, running uname -a",
+        "sandbox_create name=ub-1 image=ubuntu:22.04 command=uname -a",
+        "ub-1",
+    ),
+    c(
+        "create a sandbox with the alpine image named al-1",
+        "sandbox_create name=al-1 image=alpine",
+        "al-1",
+    ),
+    c("don't create a sandbox off the python:3.12 image", "", "will not create"),
+    c(
+        "spin one up from python:3.12 named api-test",
+        "sandbox_create name=api-test image=python:3.12",
+        "api-test",
+    ),
+    c(
+        "new sandbox off the ubuntu:24.04 image, call it u-1",
+        "sandbox_create name=u-1 image=ubuntu:24.04",
+        "u-1",
+    ),
+    c(
+        "new sandbox off the python:3.12 image, call it web-3, running echo hi",
+        "sandbox_create name=web-3 image=python:3.12 command=echo hi",
+        "web-3",
+    ),
+    c(
+        "make a sandbox using the node:20 image and name it n-1",
+        "sandbox_create name=n-1 image=node:20",
+        "n-1",
+    ),
+    c(
+        "create b-1 based on alpine:3.20",
+        "sandbox_create name=b-1 image=alpine:3.20",
+        "b-1",
+    ),
+    c(
+        "start a sandbox with image ghcr.io/acme/tool:1.2 called t-9",
+        "sandbox_create name=t-9 image=ghcr.io/acme/tool:1.2",
+        "t-9",
+    ),
+    c(
+        "new sandbox off the ubuntu:24.04 image, call it u-2",
+        "sandbox_create name=u-2 image=ubuntu:24.04",
+        "declined",
+        absent=("Created sandbox",),
+        declining="answered-no",
+    ),
+]
+
 CORPUS: list[Case] = [
     *SINGLE_TOOL,
     *DIAGNOSIS,
@@ -520,4 +716,10 @@ CORPUS: list[Case] = [
     *QUESTIONS,
     *DECLINED,
     *EXPLORED,
+    *COORDINATION,
+    *SELECT_THEN_ACT,
+    *DOMAIN_QUALIFIERS,
+    *WHAT_REMAINS,
+    *ABOUT_THE_CONVERSATION,
+    *CREATE_WITH_IMAGE,
 ]

@@ -236,3 +236,39 @@ def test_providers_and_routes_can_be_named_by_description() -> None:
     assert described["vllm"] == described["local"] == ("route", "vllm-local")
     assert described["claude"] == ("provider", "anthropic")  # a provider wins a tie
     assert "route" not in described  # ordinary words never describe
+
+
+@pytest.mark.parametrize(
+    ("request_text", "rule"),
+    [
+        # issue 31's classes: the trace names the rule that decided
+        ("provider-wise, what have we got?", "rule domain-qualifier: 'provider-wise' -> providers"),
+        ("on the sandbox front, what's up?", "rule domain-qualifier -> list for 'what is up'"),
+        ("show dev-box but don't delete py-worker", "rule negated-clause-continues-nothing"),
+        ("what's left?", "rule list-of-sandboxes -> list"),
+        ("remind me which one we looked at", "rule chat-recall"),
+        ("spin one up from python:3.12 named t-1", "rule create-needs-an-object -> create"),
+    ],
+)
+def test_the_trace_names_the_rule_that_decided(request_text: str, rule: str) -> None:
+    trace = understand(request_text, SANDBOXES, PROVIDERS).trace
+    assert any(line.startswith(rule) for line in trace), trace
+
+
+@pytest.mark.parametrize(
+    ("request_text", "kind", "phase"),
+    [
+        ("show the logs of whichever one is failing", "failing", ""),
+        ("the sandbox that is currently erroring", "failing", ""),
+        ("describe the one still provisioning", "phase", "Provisioning"),
+        ("inspect whatever box is in provisioning", "phase", "Provisioning"),
+        ("get whichever sandbox is ready", "phase", "Ready"),
+        ("is the sandbox ready?", "focus", ""),  # a question about the sandbox in focus
+        ("is the newest one ready?", "newest", ""),
+    ],
+)
+def test_a_target_named_by_a_property_after_its_noun(
+    request_text: str, kind: str, phase: str
+) -> None:
+    reference = find_reference(split_clauses(request_text)[0])
+    assert reference is not None and (reference.kind, reference.phase) == (kind, phase)
