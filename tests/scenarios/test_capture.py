@@ -180,9 +180,12 @@ async def test_a_capture_counts_the_requests_it_keeps(session: Session) -> None:
     folder = session.capture.folder
     assert folder is not None
     kept = yaml.safe_load((folder / "provider.yaml").read_text(encoding="utf-8"))
-    compact = {"separators": (",", ":"), "ensure_ascii": False}
     requests = sum(  # at least this many bytes: the bodies as sent were not more compact
-        len(json.dumps(item["request"]["parsed_body"], **compact).encode())
+        len(
+            json.dumps(
+                item["request"]["parsed_body"], separators=(",", ":"), ensure_ascii=False
+            ).encode()
+        )
         for item in kept["interactions"]
     )
     responses = sum(
