@@ -11,7 +11,12 @@ from pathlib import Path
 
 from navagent.cli.cluster import ClusterPrivate, cluster_private
 from navagent.cli.conversation import RecordTarget
-from navagent.fixtures.harness import ExportError, ExportResult, project_settings
+from navagent.fixtures.harness import (
+    ExportError,
+    ExportResult,
+    project_scenario_folders,
+    project_settings,
+)
 
 __all__ = ["record_target", "recording_report", "scenario_folder"]
 
@@ -24,8 +29,7 @@ def scenario_folder(scenario_dir: Path | None) -> Path:
     """
     if scenario_dir is not None:
         return scenario_dir
-    folders = project_settings(Path.cwd()).scenario_folders
-    return folders[0] if folders else Path("scenarios")
+    return project_scenario_folders(Path.cwd())[0]
 
 
 def record_target(scenario_dir: Path | None, cluster: str, *, simulated: bool) -> RecordTarget:

@@ -61,8 +61,8 @@ def formats_chosen(choice: str) -> tuple[WireFormatId, ...]:
 PathsArgument = Annotated[
     list[Path] | None,
     typer.Argument(
-        help="Scenario files, folders, or ids of scenarios in scenarios/.",
-        show_default="scenarios/ in the current directory",
+        help="Scenario files, folders, or ids of scenarios in the project's folders.",
+        show_default="nav_scenarios in ./pyproject.toml, else ./scenarios",
     ),
 ]
 CassettesOption = Annotated[
@@ -86,9 +86,19 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _project_folders() -> tuple[Path, ...]:
+    """The project's scenario folders (`nav_scenarios` in ./pyproject.toml, else `scenarios/`)."""
+    from navagent.fixtures.harness import FilterError, project_scenario_folders
+
+    try:
+        return project_scenario_folders(Path.cwd())
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+
+
 def _load(paths: list[Path] | None) -> list[Scenario]:
-    """Scenario files, folders or ids (`scenarios/<id>.yaml`); default: `scenarios/`."""
-    return _find_scenarios([str(path) for path in paths or [Path("scenarios")]])
+    """Scenario files, folders or ids; default: the project's scenario folders."""
+    return _find_scenarios([str(path) for path in paths or _project_folders()])
 
 
 def _cassette_dir(scenario: Scenario, override: Path | None) -> Path:
@@ -205,15 +215,16 @@ def replay(
 
 
 def _find_scenarios(names: list[str]) -> list[Scenario]:
-    """Scenario ids (in scenarios/), files or folders, every problem reported at once."""
+    """Scenario ids (in the project's folders), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
 
+    folders = _project_folders()
     paths: list[Path] = []
     for name in names:
         path = Path(name)
-        by_id = Path("scenarios") / f"{name}.yaml"
-        if not path.exists() and not path.suffix and by_id.is_file():
-            path = by_id
+        if not path.exists() and not path.suffix:
+            by_id = (folder / f"{name}.yaml" for folder in folders)
+            path = next((candidate for candidate in by_id if candidate.is_file()), path)
         paths.append(path)
     try:
         return discover_scenarios(paths)
@@ -245,8 +256,8 @@ def record(
     scenarios: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Scenario ids (in scenarios/), files or folders.",
-            show_default="every scenario in scenarios/, with --missing",
+            help="Scenario ids (in the project's scenario folders), files or folders.",
+            show_default="every scenario in nav_scenarios (else ./scenarios), with --missing",
         ),
     ] = None,
     provider: Annotated[
@@ -312,7 +323,7 @@ def record(
     mode = "once" if missing else (record_mode or RecordModeChoice.rewrite).value
     if not scenarios and not missing:
         raise _fail("name the scenarios to record, or use --missing to record every missing one")
-    loaded = _find_scenarios(scenarios or ["scenarios"])
+    loaded = _find_scenarios(scenarios or [str(folder) for folder in _project_folders()])
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
     if not sim and len(formats_chosen(provider)) > 1 and (endpoint or model):

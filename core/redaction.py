@@ -30,10 +30,13 @@ __all__ = [
     "MIN_SECRET_CHARS",
     "REDACTED",
     "SECRET_SHAPES",
+    "SHAPE_LITERALS",
     "RedactingFormatter",
     "SecretMatch",
     "clip",
     "find_secrets",
+    "fold",
+    "may_hold_secrets",
     "header_safe_problem",
     "redact",
     "register_secret",
@@ -70,6 +73,49 @@ SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 """(what it is, pattern) for every credential shape; a `secret` group, when
 present, is the part to mask (the header name stays readable)."""
 
+_CREDENTIAL_HEADERS = ("authorization", "api-key", "cookie")
+SHAPE_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
+    shape: literals
+    for (_, shape), literals in zip(
+        SECRET_SHAPES,
+        (
+            ("sk-ant-",),
+            ("sk-",),
+            ("bearer",),
+            _CREDENTIAL_HEADERS,
+            _CREDENTIAL_HEADERS,
+            ("-----begin ",),
+            ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+            ("akia", "asia"),
+            ("aiza",),
+            ("xox",),
+        ),
+        strict=True,
+    )
+}
+"""For each shape, lowercase text of which every match contains at least one
+(in `fold`ed text): a shape none of whose literals is in a text is not run on
+it. Python's `re` cannot skip ahead to a pattern that starts with `\b` or is
+case-insensitive, so each costs a pass over the text, a few milliseconds on
+a cassette; finding a literal first costs next to nothing."""
+
+_ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+"""The only characters beyond ASCII that `re.IGNORECASE` matches to an ASCII
+letter (İ, ı, ſ, the Kelvin sign), and the letter."""
+
+
+def fold(text: str) -> str:
+    """`text` lowercased, with the characters `re.IGNORECASE` takes for ASCII letters as those.
+
+    A case-insensitive match of an ASCII literal in `text` is then the
+    literal, lowercase, in `fold(text)`.
+    """
+    for char, letter in _ASCII_LOOKALIKES:  # `in` first: far faster than str.translate
+        if char in text:
+            text = text.replace(char, letter)
+    return text.lower()
+
+
 _KNOWN_KIND = "a configured secret"
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()
@@ -101,6 +147,25 @@ def register_secret(secret: str) -> None:
         _secrets_pattern = re.compile("|".join(re.escape(known) for known in _secrets))
 
 
+def _has_literal(folded: str, shape: re.Pattern[str]) -> bool:
+    return any(literal in folded for literal in SHAPE_LITERALS[shape])
+
+
+def may_hold_secrets(text: str, *, extra: Iterable[str] = ()) -> bool:
+    """False when `find_secrets` finds nothing in `text` nor in any part of it (a line, say).
+
+    Cheap: no shape's literal, no registered secret and no `extra` value is
+    in `text`. A scan of a large text line by line asks this first.
+    """
+    folded = fold(text)
+    if any(_has_literal(folded, shape) for _, shape in SECRET_SHAPES):
+        return True
+    pattern = _secrets_pattern
+    if pattern is not None and pattern.search(text):
+        return True
+    return any(value and value in text for value in extra)
+
+
 def find_secrets(
     text: str, *, extra: Iterable[str] = (), extra_kind: str = _KNOWN_KIND
 ) -> list[SecretMatch]:
@@ -118,7 +183,10 @@ def find_secrets(
             while start != -1:
                 found.append(SecretMatch(extra_kind, start, start + len(value)))
                 start = text.find(value, start + 1)
+    folded = fold(text)
     for kind, shape in SECRET_SHAPES:
+        if not _has_literal(folded, shape):
+            continue
         for match in shape.finditer(text):
             group = "secret" if "secret" in shape.groupindex else 0
             found.append(SecretMatch(kind, match.start(group), match.end(group)))

@@ -53,7 +53,7 @@ def test_help_has_examples(command: tuple[str, ...]) -> None:
 
 def test_scenario_help_shows_defaults_written_in_words() -> None:
     text = " ".join(help_of("scenario", "replay").split())
-    assert "[default: (scenarios/ in the current directory)]" in text
+    assert "[default: (nav_scenarios in ./pyproject.toml, else ./scenarios)]" in text
     assert (
         "[default: (nav_cassettes in ./pyproject.toml, else cassettes/ beside each scenario's"
         " folder)]"

@@ -42,3 +42,13 @@ def copy_case(tmp_path: Path) -> CopyCase:
         return tmp_path / "scenarios"
 
     return copy
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """Inner sessions keep their order: pytest-randomly is installed, and on only where asked.
+
+    A test that runs with it passes `-p randomly` (which undoes this `-p no:randomly`).
+    """
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    return pytester

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from navagent.core.redaction import find_secrets
 from navagent.fixtures.harness import (
     SimulatedCluster,
     load_scenario,
@@ -88,3 +91,46 @@ async def test_a_replay_fails_when_its_cassette_holds_a_key(
     assert kinds == {"a credential header", "a bearer token", "an OpenAI-style secret key (sk-...)"}
     assert all(key not in problem for problem in result.problems)
     assert all(problem.startswith(f"{cassette}:") for problem in result.problems)
+
+
+# The scan first asks whether the text may hold anything at all; that skip
+# must never hide a finding the line-by-line scan would make.
+_FRAGMENTS = st.sampled_from(
+    [
+        *PLANTED.values(),
+        "authorization:",
+        "  - whatever",
+        "x-api-key: abcd1234",
+        "bearer",
+        "Bearer\t" + "tok" * 4,
+        "sk-",
+        "sk-ant-",
+        "AKIA",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "my-odd-key-123",
+        "ı",
+        "\u212a",
+        " ",
+        ":",
+        "'",
+        "plain words",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.lists(_FRAGMENTS, max_size=4).map("".join), max_size=6),
+    separator=st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_the_whole_text_check_skips_nothing_the_line_scan_finds(
+    lines: list[str], separator: str
+) -> None:
+    text = separator.join(lines)
+    expected = [
+        (number, match.kind)
+        for number, line in enumerate(text.splitlines(), start=1)
+        for match in find_secrets(line, extra=["my-odd-key-123"], extra_kind="the key")
+    ]
+    found = scan_text(text, secrets=["my-odd-key-123"], secrets_kind="the key")
+    assert [(finding.line, finding.kind) for finding in found] == expected

@@ -225,7 +225,9 @@ def test_record_modes_in_pytest_mean_what_pytest_recording_means(
     # none (the default): a missing cassette fails and says how to record it
     missing = pytester.runpytest(*only_openai)
     missing.assert_outcomes(failed=1)
-    missing.stdout.fnmatch_lines(["*no cassette at*nav scenario record diagnose-and-delete*"])
+    missing.stdout.fnmatch_lines(
+        ["*no cassette at*", "*record it with: nav scenario record diagnose-and-delete*"]
+    )
     assert not cassette.exists()
 
     # once: records the missing cassette; a second run replays it untouched

@@ -147,7 +147,8 @@ async def test_replay_without_a_cassette_says_how_to_record_it(
     assert not result.passed and result.transcript is None
     assert "no cassette at" in result.reason
     scenario_file = folder / "providers.yaml"  # not ./scenarios/: the command names the file
-    assert f"nav scenario record {scenario_file} --provider anthropic --sim" in result.reason
+    command = f"nav scenario record {scenario_file} --provider anthropic --sim"
+    assert result.report.count(command) == 1, result.report  # in the block, once
 
 
 async def test_replay_refuses_a_cassette_that_does_not_say_where_it_came_from(
