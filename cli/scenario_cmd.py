@@ -134,7 +134,7 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
         _echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
-    _echo(f"{len(scenarios)} scenarios")
+    _echo(f"{len(scenarios)} scenario{'' if len(scenarios) == 1 else 's'}")
 
 
 def _result_line(result: ReplayResult) -> str:

@@ -17,6 +17,7 @@ from rich.text import Text
 from navagent.cli.consoles import make_console
 from navagent.cli.new_file import NewFileError, write_new_file
 from navagent.cli.recording import record_target, recording_report
+from navagent.cli.render import plural
 from navagent.core.messages import (
     AssistantMessage,
     Message,
@@ -82,7 +83,8 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
     provider). A `--demo` session's name ends with `DEMO_MARK`. Within `width`
     columns every header stays on one line and no name, date or count is cut:
     the first message is shortened, then left out, then the token and cluster
-    columns, in that order.
+    columns, in that order; if the names are still too wide they wrap in
+    their column (a name is never cut short).
     """
     fixed = [
         _Column("session", [visible(s.label) + (DEMO_MARK if s.demo else "") for s in sessions]),
@@ -107,14 +109,20 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
                 preview = None
             else:
                 fixed = [column for column in fixed if column.header != name]
+    name_room = fixed[0].width
+    if width is not None and needed() > width:
+        # Names wrap in what the others leave (a header still fits whole).
+        name_room = max(width - (needed() - fixed[0].width), len(fixed[0].header), 1)
     table = Table(box=None, header_style="bold", padding=(0, 0, 0, _GAP), pad_edge=False)
     for column in fixed:
+        wrap = column is fixed[0] and name_room < column.width
         table.add_column(
             column.header,
             justify=column.justify,
-            no_wrap=True,
-            min_width=column.width,
-            max_width=column.width,
+            no_wrap=not wrap,
+            overflow="fold" if wrap else "ellipsis",
+            min_width=name_room if column is fixed[0] else column.width,
+            max_width=name_room if column is fixed[0] else column.width,
         )
     if preview is not None:
         room = None if width is None else width - needed() + _PREVIEW_MIN
@@ -180,7 +188,7 @@ def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
     parts = [
         f"# nav agent session {info.label}\n",
         f"id `{info.id}` · cluster `{info.cluster or '-'}` · started"
-        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {len(log)} messages\n",
+        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {plural(len(log), 'message')}\n",
     ]
     for message in log:
         match message:
@@ -283,9 +291,10 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
         err.print(
             Text(
                 f"session {info.label} cannot become a scenario: it went on after its recording"
-                f" ({messages - meta.messages} later messages were said through a gateway running"
-                " elsewhere). Record a whole conversation with `nav agent --routes routes.yaml"
-                " --record NAME`.",
+                f" ({plural(messages - meta.messages, 'later message')}"
+                f" {'was' if messages - meta.messages == 1 else 'were'} said through a gateway"
+                " running elsewhere). Record a whole conversation with"
+                " `nav agent --routes routes.yaml --record NAME`.",
                 style="red",
             )
         )

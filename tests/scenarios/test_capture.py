@@ -278,3 +278,27 @@ async def test_a_scenario_of_the_same_id_written_meanwhile_stops_the_export(
     assert "twin.yml already exists (scenario 'twin')" in str(result)
     assert sorted(p.name for p in (tmp_path / "scenarios").iterdir()) == ["twin.yml"]
     assert not list(tmp_path.glob("cassettes/**/twin.*"))
+
+
+async def test_a_capture_counts_the_requests_it_keeps(session: Session) -> None:
+    # Issue 32: each request holds the whole conversation; a limit that counted
+    # only responses let a long session's capture grow with the square of its turns.
+    conversation = session.conversation
+    await conversation.send("list my sandboxes")
+    await conversation.send("why is gpu-trainer failing? show its logs")
+    folder = session.capture.folder
+    assert folder is not None
+    kept = yaml.safe_load((folder / "provider.yaml").read_text(encoding="utf-8"))
+    requests = sum(  # at least this many bytes: the bodies as sent were not more compact
+        len(
+            json.dumps(
+                item["request"]["parsed_body"], separators=(",", ":"), ensure_ascii=False
+            ).encode()
+        )
+        for item in kept["interactions"]
+    )
+    responses = sum(
+        len((item["response"]["body"]["string"] or "").encode()) for item in kept["interactions"]
+    )
+    meta = yaml.safe_load((folder / "meta.json").read_text(encoding="utf-8"))
+    assert requests > 0 and meta["bytes"] >= requests + responses
