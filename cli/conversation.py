@@ -5,9 +5,11 @@ The REPL and the line modes talk to this, not to the agent directly, so that
 take the last exchange back, and `/history` and `/export` can read the full log
 (compacted turns included) from the store.
 
-A new unnamed session is created lazily, on the first message, so starting
-`nav agent` and leaving at once leaves no empty session behind; a named one
-(`--session NAME`) is created at once so a bad name fails before any work.
+A new session is created lazily, on the first message, so starting `nav agent`
+and leaving at once leaves no empty session behind - a named one
+(`--session NAME`) too: its name is checked at start (a bad name fails
+before any work) and the session is created, with that name, on the first
+message.
 """
 
 from __future__ import annotations
@@ -47,16 +49,24 @@ AgentFactory = Callable[[Sequence[Message], ConversationRecorder | None], Agent]
 class _LazyRecorder:
     """A `ConversationRecorder` that creates its session on the first write."""
 
-    def __init__(self, store: SessionStore, *, cluster: str, demo: bool) -> None:
+    def __init__(
+        self, store: SessionStore, *, cluster: str, demo: bool, name: str | None = None
+    ) -> None:
         self._store = store
         self._cluster = cluster
         self._demo = demo
+        self.name = name
         self._recorder: SessionRecorder | None = None
         self.session: SessionInfo | None = None
 
     def _target(self) -> SessionRecorder:
         if self._recorder is None:
-            self.session = self._store.create(cluster=self._cluster, demo=self._demo)
+            if self.name is None:
+                self.session = self._store.create(cluster=self._cluster, demo=self._demo)
+            else:  # agents started together on one new name all join the session it becomes
+                self.session = self._store.open_or_create(
+                    self.name, cluster=self._cluster, demo=self._demo
+                )
             self._recorder = self._store.recorder(self.session.id)
         return self._recorder
 
@@ -115,6 +125,7 @@ class AgentSession:
         store: SessionStore | None,
         cluster: str,
         session: SessionInfo | None = None,
+        name: str | None = None,
         demo: bool = False,
         capture: SessionCapture | None = None,
         record_target: RecordTarget | None = None,
@@ -127,6 +138,8 @@ class AgentSession:
                 not be opened).
             cluster: Recorded with new sessions.
             session: An existing session to resume (`--session`, `--continue`).
+            name: The name a new session gets on its first message (`--session
+                NAME` that does not exist yet; checked by the caller).
             demo: New sessions are `--demo` sessions.
             capture: Keeps what the conversation did on the wire and in the
                 tools, so it can become a scenario (the gateway runs in this
@@ -141,6 +154,7 @@ class AgentSession:
         self._cluster = cluster
         self._demo = demo
         self._lazy: _LazyRecorder | None = None
+        self._name = name
         self._session = session
         self._routing_hint: str | None = None
         self.capture = capture
@@ -160,8 +174,16 @@ class AgentSession:
     def _fresh_agent(self) -> Agent:
         if self._store is None:
             return self._make_agent((), None)
-        self._lazy = _LazyRecorder(self._store, cluster=self._cluster, demo=self._demo)
+        self._forget_used_name()
+        self._lazy = _LazyRecorder(
+            self._store, cluster=self._cluster, demo=self._demo, name=self._name
+        )
         return self._make_agent((), self._lazy)
+
+    def _forget_used_name(self) -> None:
+        """The pending name went to a session: the next new one has none."""
+        if self._lazy is not None and self._lazy.session is not None:
+            self._name = None
 
     @property
     def session(self) -> SessionInfo | None:
@@ -169,6 +191,12 @@ class AgentSession:
         if self._lazy is not None and self._lazy.session is not None:
             return self._lazy.session
         return self._session
+
+    @property
+    def pending_name(self) -> str | None:
+        """The name the new session gets on its first message (`--session NAME`), if any."""
+        self._forget_used_name()
+        return self._name
 
     @property
     def cluster(self) -> str:
@@ -277,6 +305,7 @@ class AgentSession:
         history = store.load_history(info.id)
         agent = self._make_agent(history, store.recorder(info.id))
         written = await self.close()
+        self._forget_used_name()
         self._session, self._lazy, self.resumed, self.agent = info, None, history, agent
         if self._routing_hint is not None:
             self.agent.routing_hint = self._routing_hint

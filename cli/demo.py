@@ -158,7 +158,9 @@ class DemoStack:
     async def _start(self) -> None:
         self._scratch = tempfile.TemporaryDirectory(prefix="nav-agent-demo-")
         scratch = Path(self._scratch.name)
-        self._provider = SimulatedProvider(pacing_ms=self._pacing_ms).start()
+        # Nothing reads the demo's requests back, and each holds the whole
+        # conversation: kept, they would grow with the square of the turns.
+        self._provider = SimulatedProvider(pacing_ms=self._pacing_ms, keep_bodies=False).start()
         routes = parse_routes(
             {
                 "routes": [

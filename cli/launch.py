@@ -34,7 +34,7 @@ from rich.text import Text
 
 from navagent.cli.batch import read_lines, run_lines, single_line
 from navagent.cli.cluster import NoClusterError, explicit_cluster, resolve_cluster
-from navagent.cli.consoles import make_console
+from navagent.cli.consoles import Hanging, make_console
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DEMO_CLUSTER, DemoStack, demo_banner
 from navagent.cli.embedded import (
@@ -43,9 +43,9 @@ from navagent.cli.embedded import (
     captured_routes,
     read_routes,
 )
-from navagent.cli.prompt import make_prompt_session
+from navagent.cli.prompt import make_prompt_session, terminal_as_declared
 from navagent.cli.recording import record_target, recording_report, scenario_folder
-from navagent.cli.render import JsonLinesSink, TerminalRenderer
+from navagent.cli.render import JsonLinesSink, TerminalRenderer, plural
 from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
 from navagent.core._process import run_process
@@ -76,6 +76,7 @@ from navagent.core.sessions import (
     SessionInfo,
     SessionNotFoundError,
     SessionStore,
+    check_session_name,
     default_db_path,
 )
 from navagent.core.tools import TOOLS, TOOLS_BY_NAME
@@ -161,7 +162,8 @@ def run_agent(options: AgentOptions) -> int:
         and sys.stdout.isatty()
     )
     try:
-        return asyncio.run(_Launch(options, err, interactive=interactive).run())
+        with terminal_as_declared():
+            return asyncio.run(_Launch(options, err, interactive=interactive).run())
     except KeyboardInterrupt:
         return 130
 
@@ -207,7 +209,7 @@ class _Launch:
         demo = local.demo
         cli, tool_env = (demo.nav_sim, demo.tool_env) if demo else (self._tool_binary(), None)
         client = await self._connect(stack, await local.address(stack), local.token)
-        session = session or self._new_named_session(store, cluster=cluster)
+        new_name = self._new_session_name(store) if session is None else None
         output, confirm = self._output()
         capture = self._capture(stack, local, store, cluster, confirm, custom_prompt)
         sink = capture.sink(output) if capture is not None else output
@@ -244,6 +246,7 @@ class _Launch:
                 store=store,
                 cluster=cluster,
                 session=session,
+                name=new_name,
                 demo=demo is not None,
                 capture=capture,
                 record_target=self._record_target(cluster) if local.embedded else None,
@@ -372,23 +375,19 @@ class _Launch:
             )
         return session, cluster
 
-    def _new_named_session(self, store: SessionStore | None, *, cluster: str) -> SessionInfo | None:
-        """Create `--session NAME` when it does not exist yet (after the gateway answered).
+    def _new_session_name(self, store: SessionStore | None) -> str | None:
+        """`--session NAME` that does not exist yet, checked now; created on the first message.
 
-        Another agent started on the same new name at the same moment may have
-        created it in between: then this one joins that session.
+        Leaving before any message keeps nothing (an empty session would be
+        listed, offered to Tab and named in the resume hint).
         """
         if store is None or self.options.session is None:
             return None
         try:
-            session = store.open_or_create(
-                self.options.session, cluster=cluster, demo=self.options.demo
-            )
+            check_session_name(self.options.session)
         except InvalidSessionNameError as exc:
             raise StartupError(str(exc)) from None
-        if session.demo and not self.options.demo:
-            raise StartupError(_demo_only(session))
-        return session
+        return self.options.session
 
     def _tool_binary(self) -> Path:
         try:
@@ -519,11 +518,15 @@ class _Launch:
         o = self.options
         if demo is not None:
             banner = demo_banner(provider=o.demo_provider)
-            self.err.print(Text(banner if self.interactive else banner.splitlines()[0], "cyan"))
+            for line in banner.splitlines() if self.interactive else banner.splitlines()[:1]:
+                self.err.print(Hanging.list_item(Text(line, "cyan")))
         if self.interactive:
             session = conversation.session
+            pending = conversation.pending_name
             label = "new" if session is None else session.label
-            if session is not None and session.name:
+            if pending is not None:
+                label = f"{pending} (new)"
+            elif session is not None and session.name:
                 label += f" ({session.id[:8]})"
             self.err.print(
                 Text(
@@ -537,7 +540,8 @@ class _Launch:
         elif conversation.resumed:
             self.notes.append(
                 (
-                    f"resumed session {conversation.label} ({len(conversation.resumed)} messages)",
+                    f"resumed session {conversation.label}"
+                    f" ({plural(len(conversation.resumed), 'message')})",
                     "dim",
                 )
             )

@@ -9,13 +9,21 @@ a stale partial copy that ends up in the scrollback. So the region remembers
 the width of each line it drew and, when it erases, counts the rows those
 lines take at the terminal's width *now* (`rows_at`).
 
+That count is right only if the terminal has the width read when it gets the
+erase: a window edge being dragged changes the width several times within a
+frame, and a frame computed for one width but read by the terminal after the
+next change leaves rows behind (or takes rows above). So a region is redrawn
+only once the width has held for `STEADY_S` (`steady`): by then the terminal
+has re-wrapped for the last change, and the erase counts what it shows.
+
 `LiveRegion` is the region `MarkdownStream` draws in; `ReflowingLiveRender`
 gives rich's `Live` (the spinner) the same erase.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.control import Control
@@ -23,9 +31,19 @@ from rich.live import Live
 from rich.live_render import LiveRender
 from rich.segment import ControlCode, ControlType, Segment, Segments
 
-__all__ = ["LiveRegion", "Lines", "ReflowingLiveRender", "reflowing", "rows_at", "rstrip_line"]
+__all__ = [
+    "STEADY_S",
+    "LiveRegion",
+    "Lines",
+    "ReflowingLiveRender",
+    "reflowing",
+    "rows_at",
+    "rstrip_line",
+]
 
 Lines = list[list[Segment]]
+STEADY_S = 0.25
+"""A width that has held this long is the one the terminal shows (no resize is under way)."""
 
 
 def rows_at(widths: Iterable[int], width: int) -> int:
@@ -81,15 +99,29 @@ class LiveRegion:
     printed next (or `replace(..., final=True)`) goes where the region was.
     """
 
-    def __init__(self, console: Console) -> None:
-        """Draw on `console` (a terminal that can move the cursor)."""
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
+        """Draw on `console` (a terminal that can move the cursor); `clock` times `steady`."""
         self._console = console
+        self._clock = clock
         self._widths: list[int] = []
+        self._width = console.width
+        self._width_since = float("-inf")
 
     @property
     def lines(self) -> int:
         """How many lines the region holds (0: nothing drawn)."""
         return len(self._widths)
+
+    def steady(self) -> bool:
+        """The terminal's width has held for `STEADY_S`: an erase now counts the right rows.
+
+        Redraws wait while it is False (a window is being resized); call it
+        at least once a frame, it notes each change of width.
+        """
+        width, now = self._console.width, self._clock()
+        if width != self._width:
+            self._width, self._width_since = width, now
+        return now - self._width_since >= STEADY_S
 
     def replace(self, lines: Sequence[list[Segment]], *, final: bool = False) -> None:
         """Erase the region and write `lines` in its place, in one write.

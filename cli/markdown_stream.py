@@ -262,7 +262,7 @@ class MarkdownStream:
         self._code_theme = code_theme
         self._plain_style = plain_style
         self._pending = ""
-        self._region = LiveRegion(console)
+        self._region = LiveRegion(console, clock=clock)
         self._can_erase = console.is_terminal and not console.is_dumb_terminal
         self._drawn_at = float("-inf")
         self._drawn: tuple[str, int, str] | None = None
@@ -272,6 +272,8 @@ class MarkdownStream:
         self._shown = 0
         """Characters of the growing block on screen."""
         self._tick: _Cancellable | None = None
+        self._may_settle = False
+        """A line ended since the last look for settled blocks (put off during a resize)."""
 
     @property
     def pending(self) -> str:
@@ -289,17 +291,12 @@ class MarkdownStream:
             return
         self._pending += text
         if "\n" in text:
-            settled, self._pending = (
-                split_settled(self._pending)
-                if self._plain_style is None
-                else _split_at_blank_line(self._pending)
-            )
-            if settled:
-                self._print(settled)
-                # One render per delta: the block just printed is enough work;
-                # the rest is drawn on the next frame.
-                self._schedule()
-                return
+            self._may_settle = True
+        if self._may_settle and self._settle():
+            # One render per delta: the block just printed is enough work;
+            # the rest is drawn on the next frame.
+            self._schedule()
+            return
         now = self._clock()
         if now - self._drawn_at >= self._frame:
             self._draw(now)
@@ -309,6 +306,11 @@ class MarkdownStream:
         """Redraw now if anything changed (e.g. a key was typed: the footer)."""
         if self._stale():
             self._draw(self._clock())
+
+    def erase(self) -> None:
+        """Take the live block off the screen (the process stops); the next frame redraws it."""
+        self._region.clear()
+        self._drawn = None
 
     def finish(self) -> None:
         """Print the last block for good and end the live region."""
@@ -321,6 +323,7 @@ class MarkdownStream:
         else:
             self._region.clear()
         self._printed = self._shown = 0
+        self._may_settle = False
         self._drawn = None
         self._drawn_at = float("-inf")
         self._frame = self._min_frame
@@ -337,9 +340,29 @@ class MarkdownStream:
 
     def _on_tick(self) -> None:
         self._tick = None
-        if self._stale():
+        # Blocks that settled while the window was being resized are printed now.
+        settled = self._may_settle and self._settle()
+        if not settled and self._stale():
             self._draw(self._clock())
         self._schedule()
+
+    def _settle(self) -> bool:
+        """Print the settled blocks of `pending` for good; False when there are none yet.
+
+        Not while the window is being resized: printing erases the live block.
+        """
+        if self._can_erase and not self._region.steady():
+            return False
+        self._may_settle = False
+        settled, self._pending = (
+            split_settled(self._pending)
+            if self._plain_style is None
+            else _split_at_blank_line(self._pending)
+        )
+        if not settled:
+            return False
+        self._print(settled)
+        return True
 
     def _stale(self) -> bool:
         """Something on screen is out of date: text came, the width or the footer changed."""
@@ -371,9 +394,12 @@ class MarkdownStream:
         self._drawn = None
 
     def _draw(self, now: float) -> None:
-        self._drawn_at = now
         if not self._can_erase:
+            self._drawn_at = now
             return
+        if not self._region.steady():
+            return  # still stale: a later frame draws, once the width holds
+        self._drawn_at = now
         started = time.thread_time()
         pending, width, footer_text = self._pending, self._console.width, self._footer()
         footer = self._footer_lines(footer_text)

@@ -27,6 +27,7 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
+from navagent.cli.consoles import Hanging
 from navagent.cli.live_region import reflowing
 from navagent.cli.markdown_stream import AnswerMarkdown, MarkdownStream
 from navagent.core.agent_events import (
@@ -81,6 +82,8 @@ CANCELLED_NOTE = "[turn cancelled]"
 """Shown when Ctrl-C cancels a turn while no answer text was streaming."""
 _QUEUED = "  ↳ queued for the model: "
 """Before a line typed mid-turn; its further lines are indented to match."""
+TOOL_LINE_INDENT = 4
+"""A tool line (`  → name args`, `  ✓ name ...`) wraps under its name."""
 _ARGUMENT_CHARS = 200
 _RESULT_PREVIEW_CHARS = 100
 
@@ -215,7 +218,8 @@ def format_messages(messages: Sequence[Message], *, markdown: bool = True) -> Gr
                         _Labeled(label, Text(visible(message.refusal), style=REFUSAL_STYLE))
                     )
                 for call in message.tool_calls:
-                    parts.append(Text(f"  → {format_call(call)}", style="dim"))
+                    line = Text(f"  → {format_call(call)}", style="dim")
+                    parts.append(Hanging(line, TOOL_LINE_INDENT))
             case ToolResultMessage():
                 lines = message.content.strip().splitlines() or [""]
                 more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
@@ -308,6 +312,7 @@ class TerminalRenderer:
         self._typing = ""
         self._label = ""
         self._live: Live | None = None
+        self._suspended_spinner = False
         self._open: _Stream | None = None
         self._usage = Usage()
         self._context_tokens = 0
@@ -342,6 +347,24 @@ class TerminalRenderer:
         for line in queued:
             shown = visible(line).replace("\n", "\n" + " " * len(_QUEUED))
             self.err.print(Text(_QUEUED + shown, "cyan"))
+
+    def release(self) -> None:
+        """Erase what is drawn live (spinner, growing block) and show the cursor: a stop comes."""
+        live = self._live
+        self._stop_spinner()
+        self._suspended_spinner = live is not None
+        stream = self._streams[self._open] if self._open is not None else None
+        if stream is not None:
+            stream.erase()
+
+    def retake(self) -> None:
+        """Draw again what `release` erased: the process was continued."""
+        if self._suspended_spinner:
+            self._suspended_spinner = False
+            self._spin(self._label)
+        stream = self._streams[self._open] if self._open is not None else None
+        if stream is not None:
+            stream.refresh()
 
     def queued(self, line: str) -> None:
         """Show that `line`, typed mid-turn, waits for the model's next call.
@@ -415,7 +438,7 @@ class TerminalRenderer:
                 saved = max(event.tokens_before - event.tokens_after, 0)
                 share = saved * 100 // event.tokens_before if event.tokens_before else 0
                 self.note(
-                    f"compacted {event.summarized_messages} older messages into a summary"
+                    f"compacted {plural(event.summarized_messages, 'older message')} into a summary"
                     f" (~{event.tokens_before:,} → ~{event.tokens_after:,} tokens,"
                     f" saved ~{saved:,}, {share}%)"
                 )
@@ -428,13 +451,14 @@ class TerminalRenderer:
     def _tool_started(self, event: ToolStarted) -> None:
         self.pause()
         call = event.call
-        self.err.print(Text(f"  → {format_call(call)}", style="dim"))
+        line = Text(f"  → {format_call(call)}", style="dim")
+        self.err.print(Hanging(line, TOOL_LINE_INDENT))
         self._running_tools += 1
         self._spin(f"running {visible(call.name)}…")
 
     def _tool_finished(self, event: ToolFinished) -> None:
         self.pause()
-        self.err.print(format_outcome(event.outcome))
+        self.err.print(Hanging(format_outcome(event.outcome), TOOL_LINE_INDENT))
         if event.outcome.status == "declined" and self.decline_hint:
             self.err.print(
                 Text(self.decline_hint.format(tool=visible(event.outcome.call.name)), "yellow")

@@ -8,7 +8,9 @@ with no terminal and no network (the clai / llm `_run_chat` pattern).
 Keys: Enter sends; Ctrl-C or a lone Esc while a turn runs cancels that turn
 (the agent keeps the partial answer, marked, and answers every tool call) and
 returns to the prompt; Ctrl-C at the prompt clears the line; Ctrl-D on an
-empty line, `exit`, `quit` or `/exit` leave with status 0. Pasting several
+empty line, `exit`, `quit` or `/exit` leave with status 0; Ctrl-Z (or
+SIGTSTP) suspends to the shell, at the prompt or mid-turn, and `fg` goes on
+where it was (`navagent.cli.suspend`). Pasting several
 lines inserts them as one message (bracketed paste). An error inside a turn is
 printed in one red line and the loop goes on.
 
@@ -43,11 +45,13 @@ from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.text import Text
 
-from navagent.cli.prompt import SlashCompleter
+from navagent.cli.new_file import NewFileError, write_new_file
+from navagent.cli.prompt import SlashCompleter, erased_when_sent
 from navagent.cli.recording import recording_report
-from navagent.cli.render import TerminalRenderer, format_messages
+from navagent.cli.render import TerminalRenderer, format_messages, plural
 from navagent.cli.sessions_view import sessions_table, transcript_json, transcript_markdown
 from navagent.cli.slash import SlashAction, SlashState, handle_slash_command
+from navagent.cli.suspend import stop_on_sigtstp, suspend_process_group
 from navagent.cli.type_ahead import ESCAPE_TIMEOUT_S, TypeAhead
 from navagent.core.agent import Steering
 from navagent.core.chat_client import RoutingHintsUnavailableError
@@ -180,7 +184,9 @@ class PromptConfirm:
         try:
             with self.pause_typing():
                 answer = await self._session.prompt_async(
-                    "Run it? [y/N] ", handle_sigint=False, key_bindings=_ESC_SAYS_NO
+                    "Run it? [y/N] ",
+                    handle_sigint=False,
+                    key_bindings=_ESC_SAYS_NO,
                 )
         except EOFError:
             answer = ""
@@ -279,6 +285,8 @@ class _Repl:
                     continue
                 except EOFError:
                     return 0
+                if erased_when_sent(self._session):
+                    self._echo(line)  # taller than the window: shown whole, start included
                 text = line.strip()
                 if not text:
                     continue
@@ -305,7 +313,7 @@ class _Repl:
         self._console.print(
             Text(
                 f"Resuming session {visible(self._conversation.label)}"
-                f" ({len(resumed)} messages{skipped}):",
+                f" ({plural(len(resumed), 'message')}{skipped}):",
                 style="bold",
             )
         )
@@ -425,16 +433,18 @@ class _Repl:
         if not log:
             self._renderer.note("Nothing to export yet: the conversation is empty.")
             return
-        path = Path(argument).expanduser() if argument else Path(f"nav-agent-{info.label}.md")
+        path = Path(argument) if argument else Path(f"nav-agent-{info.label}.md")
+        with contextlib.suppress(ValueError):  # a NUL in `~user`: write_new_file says so
+            path = path.expanduser()
         as_json = path.suffix.lower() == ".json"
         text = transcript_json(info, log) if as_json else transcript_markdown(info, log)
         try:
-            path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        except OSError as exc:
-            self._renderer.error(f"cannot write {path}: {exc.strerror or exc}")
+            write_new_file(path, text if text.endswith("\n") else text + "\n")
+        except NewFileError as exc:
+            self._renderer.error(str(exc))
             return
         what = "JSON" if as_json else "a markdown transcript"
-        self._renderer.note(f"wrote {path}: {what} of {len(log)} messages")
+        self._renderer.note(f"wrote {path}: {what} of {plural(len(log), 'message')}")
 
     def _echo(self, text: str) -> None:
         """Show a message sent without the prompt (queued mid-turn, /retry) as if typed there."""
@@ -499,7 +509,7 @@ class _Repl:
         task: asyncio.Task[object] = asyncio.create_task(_await(send))
         self._turn = task
         try:
-            with self.type_ahead.active():
+            with self.type_ahead.active(), stop_on_sigtstp(self._release, self._retake):
                 await asyncio.wait([task])
         except asyncio.CancelledError:
             task.cancel()  # the REPL itself is being cancelled: take the turn down with it
@@ -517,6 +527,16 @@ class _Repl:
         message = str(error).strip().splitlines()
         self._renderer.error(f"{type(error).__name__}: {message[0] if message else 'no details'}")
         return False
+
+    def _release(self) -> None:
+        """Before a stop (Ctrl-Z, SIGTSTP): the terminal goes back to the shell as found."""
+        self._renderer.release()
+        self.type_ahead.release()
+
+    def _retake(self) -> None:
+        """After `fg`: read keys and draw the turn again."""
+        self.type_ahead.retake()
+        self._renderer.retake()
 
     def interrupt(self) -> bool:
         """Cancel the running turn; False when there is none."""
@@ -546,8 +566,17 @@ async def _await(awaitable: Awaitable[object]) -> object:
 
 
 def _esc_says_no() -> KeyBindings:
-    """At `Run it? [y/N]`, a lone Esc answers No; Esc with another key (a Meta key) does nothing."""
+    """At `Run it? [y/N]`, a lone Esc answers No; Esc with another key (a Meta key) does nothing.
+
+    Ctrl-Z suspends as it does mid-turn (the turn's SIGTSTP handler stops the
+    process and asks again after `fg`); not prompt_toolkit's own suspend,
+    whose redraw would ask the terminal for the cursor while the process stops.
+    """
     bindings = KeyBindings()
+
+    @bindings.add("c-z")
+    def _suspend(_event: KeyPressEvent) -> None:
+        suspend_process_group()
 
     @bindings.add("escape", Keys.Any)
     def _meta(_event: KeyPressEvent) -> None:

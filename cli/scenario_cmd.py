@@ -134,7 +134,7 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
         _echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
-    _echo(f"{len(scenarios)} scenarios")
+    _echo(f"{len(scenarios)} scenario{'' if len(scenarios) == 1 else 's'}")
 
 
 def _result_line(result: ReplayResult) -> str:
@@ -217,14 +217,15 @@ def replay(
 def _find_scenarios(names: list[str]) -> list[Scenario]:
     """Scenario ids (in the project's folders), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
+    from navagent.fixtures.harness._loader import scenario_files_for
 
     folders = _project_folders()
     paths: list[Path] = []
     for name in names:
         path = Path(name)
         if not path.exists() and not path.suffix:
-            by_id = (folder / f"{name}.yaml" for folder in folders)
-            path = next((candidate for candidate in by_id if candidate.is_file()), path)
+            by_id = (found for folder in folders for found in scenario_files_for(folder, name))
+            path = next(by_id, path)
         paths.append(path)
     try:
         return discover_scenarios(paths)

@@ -15,7 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from navagent.cli.consoles import make_console
+from navagent.cli.new_file import NewFileError, write_new_file
 from navagent.cli.recording import record_target, recording_report
+from navagent.cli.render import plural
 from navagent.core.messages import (
     AssistantMessage,
     Message,
@@ -23,6 +25,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from navagent.core.redaction import redact, redact_json
 from navagent.core.sessions import (
     InvalidSessionNameError,
     SessionError,
@@ -80,7 +83,8 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
     provider). A `--demo` session's name ends with `DEMO_MARK`. Within `width`
     columns every header stays on one line and no name, date or count is cut:
     the first message is shortened, then left out, then the token and cluster
-    columns, in that order.
+    columns, in that order; if the names are still too wide they wrap in
+    their column (a name is never cut short).
     """
     fixed = [
         _Column("session", [visible(s.label) + (DEMO_MARK if s.demo else "") for s in sessions]),
@@ -105,14 +109,20 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
                 preview = None
             else:
                 fixed = [column for column in fixed if column.header != name]
+    name_room = fixed[0].width
+    if width is not None and needed() > width:
+        # Names wrap in what the others leave (a header still fits whole).
+        name_room = max(width - (needed() - fixed[0].width), len(fixed[0].header), 1)
     table = Table(box=None, header_style="bold", padding=(0, 0, 0, _GAP), pad_edge=False)
     for column in fixed:
+        wrap = column is fixed[0] and name_room < column.width
         table.add_column(
             column.header,
             justify=column.justify,
-            no_wrap=True,
-            min_width=column.width,
-            max_width=column.width,
+            no_wrap=not wrap,
+            overflow="fold" if wrap else "ellipsis",
+            min_width=name_room if column is fixed[0] else column.width,
+            max_width=name_room if column is fixed[0] else column.width,
         )
     if preview is not None:
         room = None if width is None else width - needed() + _PREVIEW_MIN
@@ -169,26 +179,31 @@ def show_sessions(*, json_output: bool, limit: int) -> int:
 
 
 def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
-    """A session as a readable markdown transcript: messages, tool calls and their output."""
-    results = {m.tool_call_id: m.content for m in log if isinstance(m, ToolResultMessage)}
+    """A session as a readable markdown transcript: messages, tool calls and their output.
+
+    Every message is redacted on its own (the one redaction path), before it
+    is put in the transcript.
+    """
+    results = {m.tool_call_id: redact(m.content) for m in log if isinstance(m, ToolResultMessage)}
     parts = [
         f"# nav agent session {info.label}\n",
         f"id `{info.id}` · cluster `{info.cluster or '-'}` · started"
-        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {len(log)} messages\n",
+        f" {info.created_at:%Y-%m-%d %H:%M} UTC · {plural(len(log), 'message')}\n",
     ]
     for message in log:
         match message:
             case UserMessage():
-                parts.append(f"## You\n\n{message.content}\n")
+                parts.append(f"## You\n\n{redact(message.content)}\n")
             case SystemMessage():
-                parts.append(f"## Summary of earlier turns\n\n{message.content}\n")
+                parts.append(f"## Summary of earlier turns\n\n{redact(message.content)}\n")
             case AssistantMessage():
                 if message.content:
-                    parts.append(f"## Agent\n\n{message.content}\n")
+                    parts.append(f"## Agent\n\n{redact(message.content)}\n")
                 for call in message.tool_calls:
                     output = results.get(call.id, "(no result recorded)")
                     parts.append(
-                        f"**Tool** `{call.name}` `{call.arguments}`\n\n{_fenced(output)}\n"
+                        f"**Tool** `{call.name}` `{redact(str(call.arguments))}`"
+                        f"\n\n{_fenced(output)}\n"
                     )
             case ToolResultMessage():
                 pass  # shown with its call
@@ -196,12 +211,14 @@ def transcript_markdown(info: SessionInfo, log: Sequence[Message]) -> str:
 
 
 def transcript_json(info: SessionInfo, log: Sequence[Message]) -> str:
-    """A session as JSON: its metadata and every message, compacted ones included."""
+    """A session as JSON: its metadata and every message, compacted ones included, redacted."""
     return json.dumps(
-        {
-            "session": info.model_dump(mode="json"),
-            "messages": [message.model_dump(mode="json") for message in log],
-        },
+        redact_json(
+            {
+                "session": info.model_dump(mode="json"),
+                "messages": [message.model_dump(mode="json") for message in log],
+            }
+        ),
         indent=2,
         ensure_ascii=False,
     )
@@ -274,9 +291,10 @@ def export_scenario(name_or_id: str, name: str, *, scenario_dir: Path | None) ->
         err.print(
             Text(
                 f"session {info.label} cannot become a scenario: it went on after its recording"
-                f" ({messages - meta.messages} later messages were said through a gateway running"
-                " elsewhere). Record a whole conversation with `nav agent --routes routes.yaml"
-                " --record NAME`.",
+                f" ({plural(messages - meta.messages, 'later message')}"
+                f" {'was' if messages - meta.messages == 1 else 'were'} said through a gateway"
+                " running elsewhere). Record a whole conversation with"
+                " `nav agent --routes routes.yaml --record NAME`.",
                 style="red",
             )
         )
@@ -311,9 +329,9 @@ def export_session(name_or_id: str, *, as_json: bool, output: Path | None) -> in
             sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
             return 0
         try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise SessionError(f"cannot write {output}: {exc.strerror or exc}") from None
+            write_new_file(output, text if text.endswith("\n") else text + "\n")
+        except NewFileError as exc:
+            raise SessionError(str(exc)) from None
         make_console(stderr=True).print(Text(f"wrote {output}", "dim"))
         return 0
 

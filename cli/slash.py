@@ -19,7 +19,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from navagent.cli.render import format_call, format_messages
+from navagent.cli.render import format_call, format_messages, plural
 from navagent.core.messages import AssistantMessage, Message, Tool, ToolCall, ToolResultMessage
 from navagent.core.visible import visible
 
@@ -246,7 +246,7 @@ def _parameters(schema: dict[str, Any]) -> list[str]:
 def _history(log: tuple[Message, ...], *, markdown: bool) -> RenderableType:
     if not log:
         return Text("Nothing has been said in this conversation yet.", style="dim")
-    header = Text(f"{len(log)} messages (the full log, compacted turns included):", "dim")
+    header = Text(f"{plural(len(log), 'message')} (the full log, compacted turns included):", "dim")
     return Group(header, format_messages(log, markdown=markdown))
 
 

@@ -11,7 +11,9 @@ as queued and the agent hands it to the model before its next call in the same
 turn, see `Agent.run_turn(steering=)`) and adds it to the line history, so Up
 at the next prompt brings it back; a bracketed paste stays one line of the
 queue however many lines it has; Ctrl-C or a lone Esc cancels the turn; Ctrl-D
-on an empty line asks to leave once the turn is over. Nothing typed is echoed
+on an empty line asks to leave once the turn is over; Ctrl-Z suspends the
+process as in cooked mode (`navagent.cli.suspend`: `release` and `retake`
+give the terminal to the shell and take it back). Nothing typed is echoed
 into the answer: the REPL shows the line through `on_typing`.
 
 A terminal sends Meta keys (Alt-b, Option-arrows, Esc-Enter) as Esc followed by
@@ -44,6 +46,7 @@ from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.output import DummyOutput, Output
 
 from navagent.cli.prompt import key_bindings as prompt_key_bindings
+from navagent.cli.suspend import suspend_process_group
 
 __all__ = ["CURSOR_MARK", "ESCAPE_TIMEOUT_S", "TypeAhead", "show_cursor"]
 
@@ -93,6 +96,8 @@ class TypeAhead:
         self._on_typing = on_typing
         self._queue: list[str] = []
         self._attached = False
+        self._released: contextlib.ExitStack | None = None
+        """Cooked mode while the process is suspended (see `release`)."""
         self._flush: asyncio.TimerHandle | None = None
         self._shown = ""
         self._buffer = Buffer(
@@ -158,6 +163,22 @@ class TypeAhead:
             yield
         finally:
             self._start()
+
+    def release(self) -> None:
+        """Give the terminal back as found (cooked mode, no bracketed paste) before a stop."""
+        if not self._attached or self._released is not None:
+            return
+        self._stop()
+        self._released = contextlib.ExitStack()
+        self._released.enter_context(self._keys.cooked_mode())
+
+    def retake(self) -> None:
+        """Read keys again after `release` (the process was continued)."""
+        released, self._released = self._released, None
+        if released is None:
+            return
+        released.close()  # raw mode again, whatever the shell left
+        self._start()
 
     def handle(self, presses: list[KeyPress], *, flushed: bool = False) -> None:
         """Apply key presses as the terminal sent them (public for tests with no terminal).
@@ -236,6 +257,10 @@ class TypeAhead:
         @bindings.add("c-c")
         def _cancel(_event: KeyPressEvent) -> None:
             self._on_cancel()
+
+        @bindings.add("c-z")
+        def _suspend(_event: KeyPressEvent) -> None:
+            suspend_process_group()
 
         @bindings.add("c-d", filter=_empty(self._buffer))
         def _leave(_event: KeyPressEvent) -> None:

@@ -43,6 +43,7 @@ from navagent.core.events import Usage
 from navagent.core.history import repair_history
 from navagent.core.messages import FrozenModel, Message, UserMessage
 from navagent.core.private_files import private_dir, private_file, tighten_if_present
+from navagent.core.redaction import redact_json_text
 
 __all__ = [
     "DB_FILENAME",
@@ -54,6 +55,7 @@ __all__ = [
     "SessionRecorder",
     "SessionStore",
     "SessionSummary",
+    "check_session_name",
     "default_db_path",
 ]
 
@@ -198,7 +200,7 @@ class SessionStore:
             InvalidSessionNameError: `name` is malformed or already used.
         """
         if name is not None:
-            _check_name(name)
+            check_session_name(name)
         now = self._now()
         session_id = uuid.uuid4().hex
         try:
@@ -221,7 +223,7 @@ class SessionStore:
         Raises:
             InvalidSessionNameError: `name` is malformed.
         """
-        _check_name(name)
+        check_session_name(name)
         now = self._now()
         self._db.execute(
             "INSERT INTO sessions (id, name, cluster, demo, created_at, updated_at)"
@@ -251,7 +253,7 @@ class SessionStore:
             InvalidSessionNameError: `new_name` is malformed or taken.
         """
         info = self.open(name_or_id)
-        _check_name(new_name)
+        check_session_name(new_name)
         try:
             self._db.execute("UPDATE sessions SET name = ? WHERE id = ?", (new_name, info.id))
         except sqlite3.IntegrityError:
@@ -395,6 +397,7 @@ class SessionStore:
         usage: str | None = None,
     ) -> None:
         now = self._now()
+        body = redact_json_text(body)  # what the database keeps is what a recording may
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.execute(
@@ -495,11 +498,12 @@ _NOT_REWOUND = (
 """SQL condition: entry `e` was not taken back by a later rewind entry."""
 
 
-def _check_name(name: str) -> None:
+def check_session_name(name: str) -> None:
+    """Raise `InvalidSessionNameError` unless `name` is a well-formed session name."""
     if not _NAME.fullmatch(name):
         raise InvalidSessionNameError(
-            f"invalid session name {name!r}: use up to 64 letters, digits, '.', '_'"
-            " or '-', starting with a letter or digit"
+            f"invalid session name {name!r}: use 1 to 64 ASCII letters (A-Z, a-z), digits,"
+            " '.', '_' or '-', starting with a letter or digit"
         )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from navagent.core.errors import NavAgentError
+from navagent.core.safe_yaml import load_yaml
 
 __all__ = ["nearest_key", "read_yaml_file"]
 
@@ -25,7 +26,7 @@ def read_yaml_file(path: Path, *, what: str, error: type[NavAgentError]) -> Any:
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

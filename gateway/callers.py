@@ -16,8 +16,10 @@ about which caller, or how much of a hash, matched.
 
 The interceptor authenticates (an unknown token is UNAUTHENTICATED; health
 stays open) and runs the call with its `Caller` in a context variable; the
-Chat service asks `admit_caller` once it knows the call's routing hint, which
-answers PERMISSION_DENIED or RESOURCE_EXHAUSTED naming the hint and the
+Chat service asks `check_caller_scope` once it knows the call's routing hint,
+before it looks for a route (so a scoped caller cannot tell a hint the gateway
+serves from one it does not), and `admit_caller` before it streams; they
+answer PERMISSION_DENIED or RESOURCE_EXHAUSTED naming the hint and the
 caller, never the token. A caller's own limit is counted in the gateway's
 `Slots`, in a counter that belongs to the caller's name (`assign_counters`):
 with several workers it means the whole gateway, as `--max-concurrent-streams`
@@ -60,6 +62,7 @@ __all__ = [
     "admit_caller",
     "assign_counters",
     "caller_name",
+    "check_caller_scope",
     "current_caller",
     "hash_token",
     "load_callers",
@@ -317,6 +320,29 @@ def caller_name() -> str:
     return "-" if caller is None else caller.name
 
 
+def check_caller_scope(hint: str) -> None:
+    """Refuse a hint outside the current caller's scope, whether or not the gateway serves it.
+
+    A scoped caller learns nothing about the gateway's other hints: a hint it
+    may not use and a hint no route serves get the same status and the same
+    sentence, naming only the hints it may use.
+
+    Raises:
+        CallerRefusedError: PERMISSION_DENIED, the hint is outside the scope.
+    """
+    caller = current_caller()
+    hint = hint.strip() or DEFAULT_ROUTING_HINT
+    if caller is None or caller.may_use(hint):
+        return
+    allowed = ", ".join(sorted(caller.routing_hints or ()))
+    raise CallerRefusedError(
+        grpc.StatusCode.PERMISSION_DENIED,
+        f"caller {caller.name!r} may not use routing hint {hint!r} (it may use: {allowed}); "
+        "the gateway operator can add the hint to its routing_hints in the callers file",
+        "permission_denied",
+    )
+
+
 def admit_caller(hint: str, slots: WorkerSlots) -> CallerLease:
     """Check the current caller may stream for `hint` now; the slot it holds meanwhile.
 
@@ -327,15 +353,7 @@ def admit_caller(hint: str, slots: WorkerSlots) -> CallerLease:
     caller = current_caller()
     if caller is None:
         return _NO_LEASE
-    hint = hint.strip() or DEFAULT_ROUTING_HINT
-    if not caller.may_use(hint):
-        allowed = ", ".join(sorted(caller.routing_hints or ()))
-        raise CallerRefusedError(
-            grpc.StatusCode.PERMISSION_DENIED,
-            f"caller {caller.name!r} may not use routing hint {hint!r} (it may use: {allowed}); "
-            "the gateway operator can add the hint to its routing_hints in the callers file",
-            "permission_denied",
-        )
+    check_caller_scope(hint)
     limit, counter = caller.max_concurrent_streams, caller.counter
     if limit is None or counter is None:
         return _NO_LEASE

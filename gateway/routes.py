@@ -27,7 +27,7 @@ error text.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,10 +190,13 @@ class RouteTable:
             }
         )
 
-    def no_route_message(self, routing_hint: str) -> str:
+    def no_route_message(
+        self, routing_hint: str, *, visible: Callable[[str], bool] | None = None
+    ) -> str:
         """Explain to a client that no route serves `routing_hint`, and what would.
 
-        The routes file's path stays out: this text goes to clients.
+        The routes file's path stays out: this text goes to clients. `visible`
+        says which hints this client may see (a scoped caller's); None: all.
         """
         hint = routing_hint.strip() or DEFAULT_ROUTING_HINT
         matching = [route for route in self.routes if route.routing_hint == hint]
@@ -211,7 +214,9 @@ class RouteTable:
                 f"every route for routing hint {hint!r} is disabled; "
                 "set `enabled: true` on one of them."
             )
-        known = sorted({route.routing_hint for route in self.routes})
+        known = sorted(
+            {r.routing_hint for r in self.routes if visible is None or visible(r.routing_hint)}
+        )
         shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
         return (
             f"no inference route for routing hint {hint!r} (the gateway has hints: "

@@ -51,6 +51,7 @@ from navagent.gateway.callers import (
     CallerRefusedError,
     admit_caller,
     caller_name,
+    check_caller_scope,
     current_caller,
 )
 from navagent.gateway.coalesce import split_long_deltas
@@ -296,9 +297,12 @@ class ChatService:
             admitted = request_from_proto(request), request.extended_events
         except InvalidMessageError as exc:
             raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "invalid_argument") from None
+        check_caller_scope(stream_log.hint)  # before the routes: out of scope says nothing more
         routes = self._dispatcher.routes
         if not routes.candidates(stream_log.hint):  # before taking a slot
-            raise NoRouteError(routes.no_route_message(stream_log.hint))
+            caller = current_caller()
+            visible = None if caller is None else caller.may_use
+            raise NoRouteError(routes.no_route_message(stream_log.hint, visible=visible))
         return admitted
 
     def _take_slot(self) -> bool:

@@ -280,6 +280,28 @@ class PtySession:
         self.screen.reflow(columns, lines)
         self.child.setwinsize(lines, columns)
 
+    def resize_twice(self, first: int, second: int, lines: int, *, within: float) -> None:
+        """Change the width twice within `within` seconds, as dragging a window edge does.
+
+        What the program writes between the two changes (a frame drawn for
+        `first`) reaches the screen after the second, as it does when a
+        terminal is resized twice before it has read the program's output.
+        """
+        self.pump()
+        self.screen.reflow(first, lines)
+        self.child.setwinsize(lines, first)
+        deadline = time.monotonic() + within
+        written = bytearray()
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                written += self.child.read_nonblocking(65536, timeout=left)
+            except pexpect.TIMEOUT:
+                break
+        self.screen.reflow(second, lines)
+        self.child.setwinsize(lines, second)
+        self.raw += written
+        self._stream.feed(bytes(written))
+
     def finish(self, *, timeout: float | None = None) -> int:
         """Wait for the program to exit (reading everything); its exit status."""
         self.wait_until(lambda: not self.child.isalive(), timeout=timeout, what="exit")

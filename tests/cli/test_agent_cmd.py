@@ -246,6 +246,14 @@ def test_sessions_export_rename_and_rm(env, tmp_path: Path) -> None:
     exported = json.loads(out.read_text())
     assert exported["session"]["name"] == "work"
     assert [m["role"] for m in exported["messages"]] == ["user", "assistant", "tool", "assistant"]
+    # As /export and --record: what is there is kept, a link is not written through.
+    (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere.json")
+    for taken in (out, tmp_path / "link.json"):
+        again = run_nav("agent", "sessions", "export", "work", "-o", str(taken), env=env)
+        assert again.returncode == 1 and "already exists" in " ".join(again.stderr.split())
+        assert "Traceback" not in again.stderr
+    assert json.loads(out.read_text()) == exported
+    assert not (tmp_path / "elsewhere.json").exists()
 
     renamed = run_nav("agent", "sessions", "rename", "work", "ops", env=env)
     assert renamed.returncode == 0, renamed.stderr

@@ -37,6 +37,11 @@ def current(conversation: AgentSession) -> SessionInfo | None:
     return conversation.session
 
 
+def pending(conversation: AgentSession) -> str | None:
+    """The name waiting for the first message (a call, as `current`)."""
+    return conversation.pending_name
+
+
 async def test_conversation_creates_its_session_on_the_first_message(tmp_path) -> None:
     store = SessionStore(tmp_path / "s.db")
     conversation = AgentSession(
@@ -49,6 +54,53 @@ async def test_conversation_creates_its_session_on_the_first_message(tmp_path) -
     assert session is not None and session.cluster == "demo"
     assert conversation.label == session.id[:8]
     assert [m.content for m in store.full_log(session.id)] == ["hello", "hi"]
+
+
+async def test_a_named_conversation_is_created_with_its_name_on_the_first_message(
+    tmp_path,
+) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    client = ScriptedChatClient([text_completion("hi"), text_completion("again")])
+    conversation = AgentSession(factory(client), store=store, cluster="demo", name="ops-7")
+    assert current(conversation) is None and pending(conversation) == "ops-7"
+    assert store.list_sessions() == []  # leaving now keeps no empty session
+    await conversation.send("hello")
+    session = current(conversation)
+    assert session is not None and session.name == "ops-7" and conversation.label == "ops-7"
+    assert pending(conversation) is None
+    await conversation.clear()  # the name went to the first session: the next has none
+    assert pending(conversation) is None
+    await conversation.send("more")
+    assert [summary.name for summary in store.list_sessions()] == [None, "ops-7"]
+
+
+async def test_two_agents_on_one_new_name_join_one_session_on_their_first_messages(
+    tmp_path,
+) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    first, second = (
+        AgentSession(
+            factory(ScriptedChatClient([text_completion(f"hi {n}")])),
+            store=store,
+            cluster="demo",
+            name="shared",
+        )
+        for n in (1, 2)
+    )
+    await first.send("from one")
+    await second.send("from two")
+    [session] = store.list_sessions()
+    assert session.name == "shared" and session.message_count == 4
+
+
+async def test_a_pending_name_survives_clear_until_a_message_uses_it(tmp_path) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    client = ScriptedChatClient([text_completion("hi")])
+    conversation = AgentSession(factory(client), store=store, cluster="demo", name="later")
+    await conversation.clear()
+    assert pending(conversation) == "later" and store.list_sessions() == []
+    await conversation.send("hello")
+    assert [summary.name for summary in store.list_sessions()] == ["later"]
 
 
 async def test_conversation_resume_continues_from_the_compacted_context(tmp_path) -> None:

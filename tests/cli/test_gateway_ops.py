@@ -397,7 +397,7 @@ def test_every_refusal_is_counted_once_by_reason_and_never_as_started(
     callers = tmp_path / "callers.yaml"
     callers.write_text(
         "callers:\n  - name: ci\n"
-        f"    token_hash: {hash_token(token)}\n    routing_hints: [agent]\n",
+        f"    token_hash: {hash_token(token)}\n    routing_hints: [agent, nowhere]\n",
         encoding="utf-8",
     )
     metrics_port = free_port()
@@ -410,7 +410,7 @@ def test_every_refusal_is_counted_once_by_reason_and_never_as_started(
         "UNAUTHENTICATED"
     ] * 4
     assert [gateway.call("fast", token=token) for _ in range(2)] == ["PERMISSION_DENIED"] * 2
-    assert gateway.call("nowhere", token=token) == "FAILED_PRECONDITION"
+    assert gateway.call("nowhere", token=token) == "FAILED_PRECONDITION"  # in scope, unserved
     # A call's metrics are recorded just after its client has the status: wait for all.
     deadline = time.monotonic() + 10
     while True:

@@ -11,7 +11,8 @@ from rich.live import Live
 from rich.segment import Segment
 from rich.text import Text
 
-from navagent.cli.live_region import LiveRegion, reflowing, rows_at
+from navagent.cli.live_region import STEADY_S, LiveRegion, reflowing, rows_at
+from navagent.cli.markdown_stream import MarkdownStream
 from tests.cli.terminal import ReflowScreen
 
 SIZES = [(120, 80), (120, 60), (80, 60)]
@@ -95,3 +96,43 @@ def test_spinner_live_erases_its_rewrapped_rows(before: int, after: int) -> None
     term.console.print("answer")
     term.pump()
     assert [line for line in term.screen.all_lines if line] == ["answer"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(("first", "second"), [(119, 40), (80, 60), (41, 120)])
+def test_a_stream_waits_for_the_width_to_hold_before_it_redraws(first: int, second: int) -> None:
+    # Issue 32: two width changes within a frame. A frame drawn for the first
+    # width and read by the terminal after the second counts the wrong rows.
+    term = Terminal(120)
+    clock = Clock()
+    stream = MarkdownStream(term.console, clock=clock, timer=None)
+    term.console.print("above")
+    stream.feed(paragraph(30))
+    stream.refresh()
+    term.pump()
+    term.console.size = (first, 30)  # the terminal is at `first` when the program looks
+    clock.now += 0.05
+    stream.feed(" more")
+    stream.refresh()
+    written = term.file.getvalue()[term._read :]
+    assert written == "", "no frame while the width is changing"
+    term.resize(first)
+    term.resize(second)  # within the same frame
+    clock.now += STEADY_S / 2
+    stream.refresh()
+    assert term.file.getvalue()[term._read :] == ""
+    clock.now += STEADY_S
+    stream.refresh()  # the width held: drawn, and erased by what the terminal shows
+    stream.feed("\n\nnext block")  # settling a block erases the region too
+    stream.finish()
+    term.console.print("below")
+    term.pump()
+    text = " ".join(line for line in term.screen.all_lines if line)
+    assert text == "above " + paragraph(30) + " more next block below"

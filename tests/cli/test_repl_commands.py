@@ -268,3 +268,36 @@ async def test_export_of_an_empty_conversation_says_so(pipe, tmp_path, monkeypat
     repl.type(CTRL_D)
     assert await repl.exit_code() == 0
     assert list(tmp_path.iterdir()) == []
+
+
+# Issue 27, section 4: /export never replaces a file or writes through a link, and a
+# pasted NUL in the name is one error line; the REPL and the conversation go on.
+async def test_export_refuses_what_is_there_and_a_bad_name_without_losing_anything(
+    pipe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.md").write_text("my notes", encoding="utf-8")
+    (tmp_path / "link.md").symlink_to(tmp_path / "notes.md")
+    client = ScriptedChatClient([text_completion("first answer"), text_completion("second")])
+    repl = driver(pipe, client, width=100)
+    repl.start()
+    repl.type("hello" + ENTER)
+    end = await repl.wait_for("first answer")
+    await repl.at_prompt()
+    repl.type("/export notes.md" + ENTER)
+    end = await repl.wait_for("notes.md already exists (a file)", after=end)
+    end = await repl.wait_for("e.g. notes-2.md", after=end)
+    repl.type("/export link.md" + ENTER)
+    end = await repl.wait_for("link.md already exists (a symbolic link)", after=end)
+    repl.type("/export " + ESC + "[200~bad\x00name.md" + ESC + "[201~" + ENTER)
+    end = await repl.wait_for("is not a usable file name", after=end)
+    repl.type("go on" + ENTER)
+    end = await repl.wait_for("second", after=end)
+    await repl.at_prompt()
+    repl.type("/export kept.json" + ENTER)
+    await repl.wait_for("wrote kept.json: JSON of 4 messages", after=end)
+    repl.type(CTRL_D)
+    assert await repl.exit_code() == 0
+    assert (tmp_path / "notes.md").read_text(encoding="utf-8") == "my notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "link.md", "notes.md"]
+    assert users(client.requests[1]) == ["hello", "go on"]

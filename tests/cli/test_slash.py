@@ -82,6 +82,14 @@ def test_slash_history_renders_answers_as_the_session_shows_them(markdown: bool)
     assert "bold" in text
 
 
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_slash_history_counts_messages_in_the_right_number(size: int) -> None:
+    log = LOG[:size]
+    result, _ = handle_slash_command("/history", SlashState(log=log))
+    first = shown(result).splitlines()[0]
+    assert first.startswith(f"{size} message{'' if size == 1 else 's'} (the full log")
+
+
 def test_slash_history_of_an_empty_conversation_says_so() -> None:
     result, _ = handle_slash_command("/history", SlashState())
     assert "Nothing has been said" in shown(result)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import platformdirs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from navagent.core._migrations import (
     MIGRATIONS,
@@ -44,6 +46,7 @@ from navagent.core.sessions import (
     SessionError,
     SessionNotFoundError,
     SessionStore,
+    check_session_name,
     default_db_path,
 )
 from navagent.core.tools import ToolOutcome
@@ -137,6 +140,39 @@ def test_session_names_are_unique_and_well_formed(store: SessionStore) -> None:
         store.create(name="two words")
     assert store.create().name is None, "unnamed sessions do not collide"
     assert store.create().name is None
+
+
+_ASCII_WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _follows_the_stated_rule(name: str) -> bool:
+    """The rule as the error message states it, written independently of the regex."""
+    return (
+        1 <= len(name) <= 64
+        and name[0] in _ASCII_WORD
+        and all(char in _ASCII_WORD + "._-" for char in name)
+    )
+
+
+@given(
+    st.text(alphabet=st.sampled_from([*_ASCII_WORD[::7], ".", "_", "-", " ", "é", "Ж", "١", "\n"]))
+    | st.text(max_size=70)
+)
+def test_a_session_name_is_refused_exactly_when_the_message_says(name: str) -> None:
+    """The message names the rule that is applied: ASCII letters, not any letters."""
+    if _follows_the_stated_rule(name):
+        check_session_name(name)
+        return
+    with pytest.raises(InvalidSessionNameError) as raised:
+        check_session_name(name)
+    message = str(raised.value)
+    assert "ASCII letters" in message and "starting with a letter or digit" in message
+
+
+@pytest.mark.parametrize("name", ["café", "Ωmega", "名前", "x" * 65])
+def test_a_non_ascii_or_long_session_name_is_refused_with_the_rule(name: str) -> None:
+    with pytest.raises(InvalidSessionNameError, match="1 to 64 ASCII letters"):
+        check_session_name(name)
 
 
 def test_session_open_by_name_id_and_prefix(store: SessionStore) -> None:

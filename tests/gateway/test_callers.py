@@ -376,3 +376,29 @@ async def test_list_routing_hints_answers_each_caller_its_own_scope(gateway) -> 
         await hints_for(server, "not-a-known-token-000")
     assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert provider.hosts == [], "listing never reaches a provider"
+
+
+# Issue 27, section 4: a scoped caller learns nothing of the gateway's other hints.
+async def test_a_scoped_caller_cannot_tell_an_unserved_hint_from_one_out_of_its_scope(
+    gateway,
+) -> None:
+    server, path, provider = gateway
+    path.write_text(callers_yaml("[agent, ghost]"), encoding="utf-8")
+    await server.reload()
+    answers = {hint: await refused(server, CI_TOKEN, hint) for hint in ("fast", "nosuch")}
+    assert {error.code() for error in answers.values()} == {grpc.StatusCode.PERMISSION_DENIED}
+    shapes = {str(error.details()).replace(repr(hint), "HINT") for hint, error in answers.items()}
+    assert len(shapes) == 1, shapes
+    assert "fast" not in str(answers["nosuch"].details())
+    assert "it may use: agent, ghost" in str(answers["nosuch"].details())
+    # A hint inside its scope that no route serves: the routes' other hints stay unnamed.
+    unserved = await refused(server, CI_TOKEN, "ghost")
+    assert unserved.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "no inference route for routing hint 'ghost'" in str(unserved.details())
+    assert "fast" not in str(unserved.details())
+    assert await hints_for(server, CI_TOKEN) == ["agent"]
+    # An all-hints caller is told every hint the gateway has.
+    unknown = await refused(server, OPS_TOKEN, "nosuch")
+    assert unknown.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "the gateway has hints: agent, fast" in str(unknown.details())
+    assert provider.hosts == [], "a refused call never reaches a provider"

@@ -12,6 +12,7 @@ keeping it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -153,18 +154,151 @@ async def test_recording_without_the_gateway_in_process_is_refused(tmp_path: Pat
         conversation.record_as("x")
 
 
-async def test_a_capture_stops_growing_at_its_limit_and_says_so(
+def on_disk(folder: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_size for path in folder.iterdir() if path.is_file()}
+
+
+# Issue 27, section 4: every byte of every file counts, and the provider file is appended to.
+async def test_a_capture_stops_at_its_limit_on_disk_and_says_so(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", 4_000)
+    limit = 250_000
+    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", limit)
     conversation = session.conversation
     await conversation.send("list my sandboxes")
     folder = session.capture.folder
     assert folder is not None
-    size = (folder / "provider.yaml").stat().st_size
+    provider = folder / "provider.yaml"
+    first, inode = provider.read_text("utf-8"), provider.stat().st_ino
     await conversation.send("why is gpu-trainer failing? show its logs")
-    assert (folder / "provider.yaml").stat().st_size == size, "nothing more is kept"
+    assert provider.read_text("utf-8").startswith(first), "earlier turns are not rewritten"
+    assert provider.stat().st_ino == inode
+    problem = "grew past 250,000 bytes of provider and tool output"
+    for _ in range(30):  # each request carries the whole conversation: it fills up fast
+        meta, _turns = capture_module.read_capture(folder)
+        if any(problem in p for p in meta.problems):
+            break
+        await conversation.send("show the logs of gpu-trainer and of dev-box")
+    else:
+        pytest.fail(f"the capture never filled: {on_disk(folder)}")
+    full = on_disk(folder)
+    data = sum(size for name, size in full.items() if name != "meta.json")
+    assert data <= limit, full
+    assert data + full["meta.json"] <= limit + 1_024, full  # meta.json says why it stopped
+    _meta, kept_turns = capture_module.read_capture(folder)
+    assert len(kept_turns) >= 2, "a turn that fits is kept"
+    assert meta.bytes <= sum(full.values()) and sum(full.values()) - meta.bytes < 1_024
+    await conversation.send("list my sandboxes")
+    assert {k: v for k, v in on_disk(folder).items() if k != "meta.json"} == {
+        k: v for k, v in full.items() if k != "meta.json"
+    }, "nothing more is kept"
     conversation.record_as("too-big")
     result = await conversation.close()
     assert isinstance(result, ExportError)
-    assert "grew past 4,000 bytes of provider and tool output" in str(result)
+    assert problem in str(result)
+
+
+async def test_a_tool_output_that_does_not_fit_is_not_written_and_stops_the_capture(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from navagent.core._process import CapturedOutput, ProcessResult
+
+    monkeypatch.setattr(capture_module, "CAPTURE_LIMIT_BYTES", 200_000)
+    real = session.capture._execute
+
+    async def loud(argv, **options) -> ProcessResult:
+        result = await real(argv, **options)
+        return dataclasses.replace(result, stdout=CapturedOutput(head=b"log line\n" * 25_000))
+
+    session.capture._execute = loud  # the wrapped executor: every command prints 250 kB
+    await session.conversation.send("show the logs of gpu-trainer")
+    folder = session.capture.folder
+    assert folder is not None
+    await session.capture.end()
+    sizes = on_disk(folder)
+    assert sum(size for name, size in sizes.items() if name != "meta.json") <= 200_000, sizes
+    assert not (folder / "tools.jsonl").exists(), "the 250 kB command was not kept"
+    meta, _turns = capture_module.read_capture(folder)
+    assert any("grew past 200,000 bytes" in problem for problem in meta.problems)
+
+
+async def test_an_appended_provider_file_holds_every_interaction_of_every_turn(
+    session: Session,
+) -> None:
+    from navagent.fixtures.harness import _serializer
+
+    conversation = session.conversation
+    said = ["list my sandboxes", "why is gpu-trainer failing?", "what runs on dev-box?"]
+    for message in said:
+        await conversation.send(message)
+    folder = session.capture.folder
+    assert folder is not None
+    await session.capture.end()
+    text = (folder / "provider.yaml").read_text("utf-8")
+    assert text.count("\ninteractions:") == 1 and "\n...\n" not in text
+    users = []
+    for interaction in _serializer.deserialize(text)["interactions"]:
+        body = json.loads(interaction["request"]["body"])
+        last = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        if last not in users:
+            users.append(last)
+    assert users == said
+
+
+# Issue 27, section 4: `twin.yml` and `twin.yaml` are one scenario id.
+@pytest.mark.parametrize("taken", ["twin.yml", "twin.yaml", "dangling-link"])
+def test_a_name_taken_by_any_scenario_file_of_that_id_is_refused(
+    tmp_path: Path, taken: str
+) -> None:
+    from navagent.fixtures.harness import check_export_target
+
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    if taken == "dangling-link":
+        (folder / "twin.yml").symlink_to(tmp_path / "nowhere.yaml")
+    else:
+        (folder / taken).write_text("id: twin\n", "utf-8")
+    with pytest.raises(ExportError, match=r"twin\.ya?ml already exists \(scenario 'twin'\)"):
+        check_export_target("twin", folder)
+    assert check_export_target("other", folder) == folder / "other.yaml"
+
+
+async def test_a_scenario_of_the_same_id_written_meanwhile_stops_the_export(
+    session: Session, tmp_path: Path
+) -> None:
+    conversation = session.conversation
+    conversation.record_as("twin")
+    await conversation.send("list my sandboxes")
+    (tmp_path / "scenarios").mkdir(exist_ok=True)
+    (tmp_path / "scenarios" / "twin.yml").write_text("id: twin\n", "utf-8")
+    result = await conversation.close()
+    assert isinstance(result, ExportError)
+    assert "twin.yml already exists (scenario 'twin')" in str(result)
+    assert sorted(p.name for p in (tmp_path / "scenarios").iterdir()) == ["twin.yml"]
+    assert not list(tmp_path.glob("cassettes/**/twin.*"))
+
+
+async def test_a_capture_counts_the_requests_it_keeps(session: Session) -> None:
+    # Issue 32: each request holds the whole conversation; a limit that counted
+    # only responses let a long session's capture grow with the square of its turns.
+    conversation = session.conversation
+    await conversation.send("list my sandboxes")
+    await conversation.send("why is gpu-trainer failing? show its logs")
+    folder = session.capture.folder
+    assert folder is not None
+    kept = yaml.safe_load((folder / "provider.yaml").read_text(encoding="utf-8"))
+    requests = sum(  # at least this many bytes: the bodies as sent were not more compact
+        len(
+            json.dumps(
+                item["request"]["parsed_body"], separators=(",", ":"), ensure_ascii=False
+            ).encode()
+        )
+        for item in kept["interactions"]
+    )
+    responses = sum(
+        len((item["response"]["body"]["string"] or "").encode()) for item in kept["interactions"]
+    )
+    meta = yaml.safe_load((folder / "meta.json").read_text(encoding="utf-8"))
+    assert requests > 0 and meta["bytes"] >= requests + responses

@@ -88,7 +88,7 @@ def test_only_allowed_headers_are_recorded_and_the_host_can_be_renamed() -> None
             "anthropic-version": "2023-06-01",
         },
     )
-    kept = _request_filter("http://simulated-provider.invalid")(request)
+    kept = _request_filter("http://simulated-provider.invalid", redacting=True)(request)
     assert set(kept.headers) == {"content-type", "anthropic-version"}
     assert kept.uri == "http://simulated-provider.invalid/v1/chat/completions?x=1"
     assert "Authorization" in request.headers  # the live request is untouched

@@ -51,6 +51,7 @@ def nav(*args: str, cwd: Path, env: dict[str, str], stdin: str = "") -> Run:
         (["--record", "x", "--gateway", "h:1"], "--record needs the gateway in this process"),
         (["--demo", "--record", "Bad Name"], "is not a scenario name"),
         (["--demo", "--record", "taken"], "scenarios/taken.yaml already exists"),
+        (["--demo", "--record", "twin"], "scenarios/twin.yml already exists (scenario 'twin')"),
         (["--routes", "missing.yaml"], "--routes: "),
     ],
 )
@@ -59,6 +60,7 @@ def test_unusable_recording_options_are_refused_before_anything_runs(
 ) -> None:
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "taken.yaml").write_text("id: taken\n", "utf-8")
+    (tmp_path / "scenarios" / "twin.yml").write_text("id: twin\n", "utf-8")
     (tmp_path / "routes.yaml").write_text(
         "routes: [{routing_hint: agent, endpoint: 'http://127.0.0.1:9', model: m,"
         " protocols: [openai_chat_completions], api_key: k-123456}]\n",

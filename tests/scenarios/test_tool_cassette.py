@@ -53,7 +53,7 @@ def test_a_tool_cassette_round_trips_through_its_yaml(tmp_path: Path) -> None:
     ("text", "problem"),
     [
         ("", "no `metadata: source:`"),
-        ("interactions: [", "is not YAML"),
+        ("interactions: [", "t.yaml:2: not valid YAML"),
         ("metadata: {source: {kind: real}}\ninteractions: []\n", "source.note"),
         (
             "metadata: {source: {kind: real, note: n, cluster: c, recorded: d, scenario: s}}\n"

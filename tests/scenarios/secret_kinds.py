@@ -1,0 +1,128 @@
+"""One made-up secret of every kind the redaction path detects, as it shows up in text.
+
+Every value is random (from the given `random.Random`), built from its
+prefix at run time: none is, or was, a real credential, and this file holds
+no credential-shaped string. `Planted.text` is how the secret appears (an
+env line, a URL, a header, a key block); `Planted.parts` are the pieces of
+it that must never be written anywhere (for a key block: every line of its
+body and its END line, not only the header).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from dataclasses import dataclass
+
+__all__ = ["Planted", "planted_secrets"]
+
+_ALNUM = string.ascii_letters + string.digits
+_LOWER_ALNUM = string.ascii_lowercase + string.digits
+_UPPER_ALNUM = string.ascii_uppercase + string.digits
+_HEX = "0123456789abcdef"
+_B64 = _ALNUM + "+/"
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A secret as it appears in text, what kind the scan calls it, and what must vanish."""
+
+    kind: str
+    text: str
+    parts: tuple[str, ...]
+    multiline: bool = False
+
+
+def _pick(rng: random.Random, alphabet: str, count: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(count))
+
+
+def _b64url(data: dict[str, object]) -> str:
+    raw = json.dumps(data, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _key_block(rng: random.Random, label: str, *, pgp: bool = False) -> Planted:
+    body = [_pick(rng, _B64, 64) for _ in range(4)] + [_pick(rng, _B64, 24)]
+    lines = [f"-----BEGIN {label}-----"]
+    if pgp:
+        lines += ["Version: GnuPG v2", ""]
+    lines += body
+    if pgp:
+        lines.append("=" + _pick(rng, _B64, 4))
+    lines.append(f"-----END {label}-----")
+    return Planted("a private key block", "\n".join(lines), (*body, f"END {label}"), multiline=True)
+
+
+def planted_secrets(rng: random.Random) -> list[Planted]:
+    """One secret of each detected kind (two forms where the detector has two)."""
+    jwt = ".".join(
+        (
+            _b64url({"alg": "HS256", "typ": "JWT"}),
+            _b64url({"sub": _pick(rng, _ALNUM, 12), "iat": rng.randrange(10**9, 2 * 10**9)}),
+            _pick(rng, _ALNUM + "-_", 43),
+        )
+    )
+    aws_secret = _pick(rng, _B64, 40)
+    url_password = _pick(rng, _ALNUM, 10) + "!$&" + _pick(rng, _ALNUM, 6)
+    route_password = _pick(rng, _ALNUM, 14)
+    env_password = _pick(rng, _ALNUM, 16)
+    quoted_password = _pick(rng, _ALNUM, 18)
+    api_key = _pick(rng, _HEX, 32)
+    bearer = _pick(rng, _ALNUM, 40)
+    ibm = _pick(rng, _HEX, 48)
+    cloudant = _pick(rng, _HEX, 64)
+    softlayer = _pick(rng, _LOWER_ALNUM, 64)
+    npm = "npm" + "_" + _pick(rng, _ALNUM, 36)
+    simple = {
+        "a JSON Web Token": jwt,
+        "an AWS access key id": "AK" + "IA" + _pick(rng, _UPPER_ALNUM, 16),
+        "a GitHub token": "gh" + "p_" + _pick(rng, _ALNUM, 36),
+        "a GitLab token": "gl" + "pat-" + _pick(rng, _ALNUM + "_-", 20),
+        "a Stripe key": "sk" + "_live_" + _pick(rng, _ALNUM, 24),
+        "a Hugging Face token (hf_...)": "hf" + "_" + _pick(rng, _ALNUM, 34),
+        "a Slack token": "xo" + f"xb-{rng.randrange(10**11, 10**12)}-"
+        + f"{rng.randrange(10**12, 10**13)}-" + _pick(rng, _LOWER_ALNUM, 24),
+        "a SendGrid key": "SG" + "." + _pick(rng, _ALNUM, 22) + "." + _pick(rng, _ALNUM, 43),
+        "a Twilio key": "S" + "K" + _pick(rng, _HEX, 32),
+        "a Mailchimp key": _pick(rng, _HEX, 32) + "-us" + str(rng.randrange(1, 20)),
+        "a Discord bot token": "M" + _pick(rng, _ALNUM, 23) + "." + _pick(rng, _ALNUM, 6)
+        + "." + _pick(rng, _ALNUM, 27),
+        "a PyPI token": "py" + "pi-AgEIcHlwaS5vcmc" + _pick(rng, _ALNUM, 70),
+        "a Square OAuth secret": "sq0" + "csp-" + _pick(rng, _ALNUM, 43),
+        "an Anthropic API key (sk-ant-...)": "sk-" + "ant-api03-" + _pick(rng, _ALNUM, 40),
+        "an OpenAI-style secret key (sk-...)": "sk-" + "proj-" + _pick(rng, _ALNUM, 40),
+        "a Google API key": "AI" + "za" + _pick(rng, _ALNUM, 35),
+        "an Azure storage account key": "AccountKey=" + _pick(rng, _ALNUM, 88),
+    }  # fmt: skip
+    found = [Planted(kind, value, (value,)) for kind, value in simple.items()]
+    found[-1] = Planted(found[-1].kind, found[-1].text, (found[-1].text[len("AccountKey=") :],))
+    found += [
+        Planted("an AWS secret access key", f"AWS_SECRET_ACCESS_KEY={aws_secret}", (aws_secret,)),
+        Planted(
+            "a password in a URL",
+            f"postgres://app:{url_password}@db.internal:5432/app",
+            (url_password, url_password[:10]),
+        ),
+        Planted(
+            "a password in a URL",
+            f"https://ops:{route_password}@example.invalid/",
+            (route_password,),
+        ),
+        Planted("a secret assigned to a keyword", f"DB_PASSWORD={env_password}", (env_password,)),
+        Planted(
+            "a secret assigned to a keyword", f'password = "{quoted_password}"', (quoted_password,)
+        ),
+        Planted("a secret assigned to a keyword", f"api_key: {api_key}", (api_key,)),
+        Planted("a bearer token", f"Authorization: Bearer {bearer}", (bearer,)),
+        Planted("a secret assigned to a keyword", f"cos_hmac_secret_access_key = {ibm}", (ibm,)),
+        Planted("a secret assigned to a keyword", f"cloudant_password = {cloudant}", (cloudant,)),
+        Planted("a secret assigned to a keyword", f"softlayer_api_key = {softlayer}", (softlayer,)),
+        Planted("an npm token", f"//registry.npmjs.org/:_authToken={npm}", (npm,)),
+        _key_block(rng, "RSA PRIVATE KEY"),
+        _key_block(rng, "OPENSSH PRIVATE KEY"),
+        _key_block(rng, "PGP PRIVATE KEY BLOCK", pgp=True),
+    ]
+    return found
