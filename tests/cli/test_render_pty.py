@@ -170,6 +170,8 @@ def test_nothing_is_cut_mid_word_by_the_terminal(demo_env: dict[str, str], colum
             assert any(word in row for row in prompt_rows), (word, prompt_rows)
         session.send("\r")
         session.wait_for_text("tokens in context")
+        at_prompt = lambda: session.screen.screen_lines[session.screen.cursor.y].startswith("nav>")  # noqa: E731
+        session.wait_until(at_prompt, what="the prompt")  # typed before it, a line is queued
         for command, shown in [
             ("/tools", "inference_route_list"),
             ("/history", "messages (the full log"),
@@ -178,10 +180,7 @@ def test_nothing_is_cut_mid_word_by_the_terminal(demo_env: dict[str, str], colum
         ]:
             session.send(command + "\r")
             session.wait_for_text(shown)
-            session.wait_until(
-                lambda: session.screen.screen_lines[session.screen.cursor.y].startswith("nav>"),
-                what="the prompt",
-            )
+            session.wait_until(at_prompt, what="the prompt")
         session.send("create a sandbox named scratch running echo hello\r")
         session.wait_for_text("Run it? [y/N]")
         session.send("n\r")
