@@ -45,7 +45,7 @@ from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
 from navagent.gateway.routes import Route
-from navagent.gateway.sse import SSEDecoder
+from navagent.gateway.sse import SSEDecoder, SSEEvent
 
 __all__ = [
     "Timeouts",
@@ -226,9 +226,12 @@ async def _translate(
     and every chunk already buffered behind it (up to `BATCH_BYTES`, taken
     `GATHER_BYTES` at a time with the loop free in between), so a provider
     writing faster than the client reads costs merged deltas, not a message
-    per token. Each wait runs under a deadline (first content, then
-    content progress); no wait spans a yield, so a slow client is never
-    blamed on the provider.
+    per token. The exception is the first content: it leaves alone, as soon
+    as it is translated, and the rest of its read follows as the next batch,
+    so a burst after a pause (fast providers, buffering proxies) costs the
+    client no time to first delta. Each wait runs under a deadline (first
+    content, then content progress); no wait spans a yield, so a slow client
+    is never blamed on the provider.
     """
     events = _BodyEvents(translator)
     chunks = BodyChunks(response.aiter_bytes())
@@ -243,21 +246,21 @@ async def _translate(
             # A silent socket fails after idle_s in either phase (what httpx's
             # read timeout used to do), progress or not.
             silent_by = loop.time() + timeouts.idle_s
-            try:
-                with watchdog.reading(min(deadline, silent_by)):
-                    chunk = await chunks.next()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                failure = expired if deadline <= silent_by else idle_error
-                raise UpstreamFailure(failure) from None
-            batch = events.absorb(chunk)
-            ended = events.gather(chunks, batch)
-            for _ in range(BATCH_BYTES // GATHER_BYTES - 1):
-                if ended is not None:
+            if events.held:  # the rest of the read that brought the first content
+                batch = events.release()
+            else:
+                try:
+                    with watchdog.reading(min(deadline, silent_by)):
+                        chunk = await chunks.next()
+                except StopAsyncIteration:
                     break
-                await asyncio.sleep(0)  # more is buffered: let other streams run first
-                ended = events.gather(chunks, batch)
+                except TimeoutError:
+                    failure = expired if deadline <= silent_by else idle_error
+                    raise UpstreamFailure(failure) from None
+                batch = events.absorb(chunk, first_content=not streaming)
+            ended: bool | None = False
+            if streaming or translator.progress == progress:  # else the first content: send it
+                ended = await events.fill(chunks, batch, first_content=not streaming)
             if translator.progress != progress:
                 progress = translator.progress
                 deadline, expired = loop.time() + timeouts.idle_s, idle_error
@@ -297,20 +300,40 @@ def _finish_body(chunks: BodyChunks) -> None:
 
 
 class _BodyEvents:
-    """SSE decoding and translation of one body, chunk by chunk."""
+    """SSE decoding and translation of one body, chunk by chunk.
 
-    __slots__ = ("_decoder", "_translator")
+    `absorb(..., first_content=True)` stops translating at the event that
+    brings the first content and holds the rest of the chunk's events;
+    `release` translates them.
+    """
+
+    __slots__ = ("_decoder", "_held", "_translator")
 
     def __init__(self, translator: StreamTranslator) -> None:
         self._decoder = SSEDecoder()
         self._translator = translator
+        self._held: list[SSEEvent] = []
 
-    def absorb(self, chunk: bytes, batch: list[StreamEvent] | None = None) -> list[StreamEvent]:
-        """`batch` (or a new list) with the events of `chunk` added."""
+    @property
+    def held(self) -> bool:
+        """True while decoded events wait to be translated (see `release`)."""
+        return bool(self._held)
+
+    def absorb(
+        self,
+        chunk: bytes,
+        batch: list[StreamEvent] | None = None,
+        *,
+        first_content: bool = False,
+    ) -> list[StreamEvent]:
+        """`batch` (or a new list) with the events of `chunk` added.
+
+        With `first_content`, translation stops after the first event that
+        makes content progress; the events after it are held for `release`.
+        """
         batch = [] if batch is None else batch
         decoder, translator = self._decoder, self._translator
-        for sse in decoder.feed(chunk):
-            batch.extend(translator.handle(sse))
+        decoded = decoder.feed(chunk)
         if decoder.pending_bytes > MAX_EVENT_BYTES:
             raise UpstreamFailure(
                 ChatError(
@@ -321,16 +344,53 @@ class _BodyEvents:
                     code="upstream_unavailable",
                 )
             )
+        if not first_content:
+            for sse in decoded:
+                batch.extend(translator.handle(sse))
+            return batch
+        progress = translator.progress
+        for index, sse in enumerate(decoded):
+            batch.extend(translator.handle(sse))
+            if translator.progress != progress:
+                self._held = decoded[index + 1 :]
+                break
         return batch
 
-    def gather(self, chunks: BodyChunks, batch: list[StreamEvent]) -> bool | None:
+    def release(self) -> list[StreamEvent]:
+        """The events of what `absorb` held back, translated."""
+        held, self._held = self._held, []
+        translator = self._translator
+        return [event for sse in held for event in translator.handle(sse)]
+
+    async def fill(
+        self, chunks: BodyChunks, batch: list[StreamEvent], *, first_content: bool
+    ) -> bool | None:
+        """Add chunks already buffered, up to `BATCH_BYTES`, with the loop free in between.
+
+        Returns as `gather` does.
+        """
+        for slice_ in range(BATCH_BYTES // GATHER_BYTES):
+            if slice_:
+                await asyncio.sleep(0)  # more is buffered: let other streams run first
+            ended = self.gather(chunks, batch, first_content=first_content)
+            if ended is not None:
+                return ended
+        return None
+
+    def gather(
+        self, chunks: BodyChunks, batch: list[StreamEvent], *, first_content: bool = False
+    ) -> bool | None:
         """Add chunks already buffered, up to `GATHER_BYTES`.
 
+        With `first_content`, only up to the first content, as in `absorb`.
         Returns True at the body's end, False when nothing more is buffered
-        (or the translator is done), None when the slice is full and more may be.
+        (or the translator is done, or the first content came), None when the
+        slice is full and more may be.
         """
+        translator = self._translator
+        progress = translator.progress
         gathered = 0
-        while not self._translator.done:
+        while not translator.done:
             if gathered >= GATHER_BYTES:
                 return None
             try:
@@ -339,7 +399,9 @@ class _BodyEvents:
                 return True
             if chunk is None:
                 return False
-            self.absorb(chunk, batch)
+            self.absorb(chunk, batch, first_content=first_content)
+            if first_content and translator.progress != progress:
+                return False
             gathered += len(chunk)
         return False
 

@@ -135,12 +135,13 @@ def final_text(events: list[StreamEvent]) -> str:
 
 
 async def test_openai_text_stream_reaches_the_client_in_order() -> None:
-    provider = Provider(a=[stream(openai_text("Hel", "lo"))])
+    provider = Provider(a=[stream(openai_text("Hel", "lo", " there"))])
     events = await Harness(table(route("a")), provider).run()
-    # Chunks that are all there at once go out merged, in order.
-    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hello"]
+    # The first content leaves on its own; the chunks that were all there with
+    # it go out merged, in order.
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo there"]
     assert isinstance(events[-2], TurnEnd) and events[-2].usage.input_tokens == 11
-    assert final_text(events) == "Hello"
+    assert final_text(events) == "Hello there"
     (sent,) = provider.requests
     assert str(sent.url) == "http://a.provider.test/v1/chat/completions"
     assert sent.headers["authorization"] == f"Bearer {KEY}"
@@ -334,7 +335,8 @@ async def test_route_options_reach_the_translator_and_the_request_builder() -> N
     options = {"think_tags": "split", "reasoning_echo": "reasoning_content"}
     harness = Harness(table(route("a", **options)), provider)
     events = await harness.run()
-    assert [e.text for e in events if isinstance(e, ThinkingDelta)] == ["plan it"]
+    assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "plan it"
+    assert not any("<think>" in e.text for e in events if isinstance(e, TextDelta))
     first = events[-1]
     assert isinstance(first, MessageComplete) and first.message.content == "Done."
     follow_up = ChatRequest(messages=(*REQUEST.messages, first.message, UserMessage(content="ok")))

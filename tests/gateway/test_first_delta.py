@@ -1,0 +1,132 @@
+"""The first content of a stream leaves before the rest of its read is translated.
+
+A fast provider (or a buffering proxy) delivers a burst of events in one read
+after a pause. Translating and merging the whole read before sending
+anything would make time to first delta grow with the size of the read; the
+gateway sends the first content alone and merges the rest behind it. Each
+format's burst is the simulator's own stream for that format, so every
+registered format is covered by this one test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from navagent.core.events import MessageComplete, StreamEvent, TextDelta
+from navagent.core.messages import ChatRequest, UserMessage
+from navagent.core.wire_formats import FORMAT_IDS, wire_format
+from navagent.fixtures.provider._format import ParsedBody, plugin_for
+from navagent.fixtures.provider._ids import IdSource
+from navagent.fixtures.provider._script import Script
+from navagent.gateway import upstream as upstream_module
+from navagent.gateway.protocols import PROTOCOLS
+from navagent.gateway.routes import parse_routes
+from navagent.gateway.upstream import Upstream
+
+TOKENS = tuple(f" tok{i}" for i in range(200))
+
+
+def burst(format_id: str) -> list[bytes]:
+    """The simulator's stream of a 200-token answer in `format_id`, event by event."""
+    encoded = plugin_for(format_id).encode(
+        Script(text=TOKENS, input_tokens=9, output_tokens=len(TOKENS)),
+        ParsedBody(
+            model=wire_format(format_id).default_model,
+            messages=(),
+            tools=(),
+            stream=True,
+            max_tokens=None,
+            include_usage=True,
+        ),
+        response_id="resp-burst",
+        ids=IdSource("burst", 1),
+        created=1,
+    )
+    return list(encoded.frames)
+
+
+class Buffered(httpx.AsyncByteStream):
+    """A body whose reads are all there at once (no read waits for the network)."""
+
+    def __init__(self, reads: list[bytes]) -> None:
+        self._reads = reads
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for read in self._reads:
+            yield read
+
+
+class CountingTranslator:
+    """A protocol's translator that counts the provider events it was handed."""
+
+    def __init__(self, inner: Any, counts: list[int]) -> None:
+        self._inner = inner
+        self._counts = counts
+
+    def handle(self, sse: Any) -> list[StreamEvent]:
+        self._counts[0] += 1
+        events: list[StreamEvent] = self._inner.handle(sse)
+        return events
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize("preamble_apart", [False, True], ids=["one-read", "preamble-apart"])
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+async def test_a_bursts_first_delta_leaves_before_the_rest_of_the_read_is_translated(
+    format_id: str, preamble_apart: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = wire_format(format_id)
+    handled = [0]
+    protocol = PROTOCOLS[row.protocol]
+    counting = dataclasses.replace(
+        protocol,
+        new_translator=lambda **kw: CountingTranslator(protocol.new_translator(**kw), handled),
+    )
+    monkeypatch.setattr(upstream_module, "PROTOCOLS", {row.protocol: counting})
+    events = burst(format_id)
+    # In one read, or the stream's opening event first and the burst behind it
+    # (taken from what is already buffered, not read from the network).
+    reads = [events[0], b"".join(events[1:])] if preamble_apart else [b"".join(events)]
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=Buffered(reads)
+        )
+    )
+    (route,) = parse_routes(
+        {
+            "routes": [
+                {
+                    "name": "burst",
+                    "routing_hint": "agent",
+                    "endpoint": "http://burst.provider.test/v1",
+                    "model": "m",
+                    "protocols": [row.protocol],
+                    "api_key": "sk-test-burst-0123456789",
+                }
+            ]
+        },
+        source="test",
+    ).routes
+    request = ChatRequest(messages=(UserMessage(content="go"),))
+    async with httpx.AsyncClient(transport=transport) as client:
+        batches = Upstream(client).stream(route, request)
+        first = await anext(batches)
+        handled_before_first_delta = handled[0]
+        rest = [event async for batch in batches for event in batch]
+
+    assert [e.text for e in first if isinstance(e, TextDelta)] == [TOKENS[0]]
+    # Only the events up to the first token were translated when it left:
+    # not the other 199 tokens and the end of the stream, all in the same read.
+    assert handled_before_first_delta < 10
+    assert handled[0] > len(TOKENS)
+    # The rest of the read went out merged, and the answer is whole.
+    assert [e.text for e in rest if isinstance(e, TextDelta)] == ["".join(TOKENS[1:])]
+    final = rest[-1]
+    assert isinstance(final, MessageComplete) and final.message.content == "".join(TOKENS)
