@@ -247,6 +247,9 @@ async def _translate(
             # read timeout used to do), progress or not.
             silent_by = loop.time() + timeouts.idle_s
             if events.held:  # the rest of the read that brought the first content
+                # Let gRPC put the first delta on the wire before translating
+                # the rest (measured: half a millisecond on a 200-event burst).
+                await asyncio.sleep(0)
                 batch = events.release()
             else:
                 try:
