@@ -371,8 +371,8 @@ def reload(
 def _configure_logging(level: LogLevel) -> None:
     """Every log line, ours and the libraries', through the redacting formatter.
 
-    httpx and httpcore log a line per upstream request at INFO: noise at the
-    default level, kept for `--log-level debug`.
+    httpx logs a line per upstream request at INFO: noise at the default
+    level, kept for `--log-level debug` (as are aiohttp's and grpc's).
     """
     import logging
 
@@ -384,7 +384,7 @@ def _configure_logging(level: LogLevel) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.value.upper())
     quiet = logging.DEBUG if level is LogLevel.debug else logging.WARNING
-    for name in ("httpx", "httpcore", "hpack", "grpc"):
+    for name in ("httpx", "httpcore", "aiohttp", "hpack", "grpc"):
         logging.getLogger(name).setLevel(max(quiet, root.level))
 
 

@@ -1,7 +1,9 @@
 """A response body's chunks, with a way to take the next one only if it is already here.
 
 A provider that writes faster than the client reads leaves many HTTP chunks
-in the connection's buffers, and h11 hands them out one per iteration. To
+in the connection's buffers, and a transport may hand them out one per
+iteration (httpx's own does; the gateway's aiohttp one hands over all that
+has arrived, and the harness's cassettes replay a recording's chunks). To
 send them to the client as one merged delta instead of one gRPC message each,
 the stream takes whatever is already buffered before it writes (`ready`),
 without ever waiting for more: waiting would delay a paced stream's token.

@@ -1,20 +1,21 @@
-"""The gateway's upstream byte transport (asyncio protocols under httpx) and BodyChunks."""
+"""The gateway's upstream transport (aiohttp under httpx's API) and BodyChunks."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
+import struct
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
-import httpcore
 import httpx
 import pytest
 
 from navagent.core.events import MessageComplete
 from navagent.core.messages import ChatRequest, UserMessage
 from navagent.gateway._chunks import BodyChunks
-from navagent.gateway._network import AsyncioNetworkBackend, LinearPool, upstream_transport
+from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.upstream import Upstream
 from tests.certs import make_pki
@@ -28,11 +29,29 @@ def chunked(parts: list[bytes]) -> bytes:
 
 
 class Provider:
-    """A tiny HTTP/1.1 server: answers every request with BODY, keeps connections alive."""
+    """A tiny HTTP/1.1 server: answers every request with BODY, keeps connections alive.
 
-    def __init__(self, *, close_after: bool = False) -> None:
+    `close_after`: close the connection after one answer; `cut`: send the head
+    and half the body, then close (`reset`: with a TCP reset); `hold`: send the
+    head and keep the body open until `release` is set.
+    """
+
+    def __init__(
+        self,
+        *,
+        close_after: bool = False,
+        cut: bool = False,
+        reset: bool = False,
+        hold: bool = False,
+    ) -> None:
         self.connections = 0
+        self.open_now = 0
+        self.most_open = 0
         self.close_after = close_after
+        self.cut = cut or reset
+        self.reset = reset
+        self.hold = hold
+        self.release = asyncio.Event()
         self.server: asyncio.Server | None = None
 
     async def start(self, ssl_context: ssl.SSLContext | None = None) -> int:
@@ -42,6 +61,8 @@ class Provider:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -54,16 +75,33 @@ class Provider:
                     0,
                 )
                 await reader.readexactly(length)
-                writer.write(
+                head = (
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                    b"transfer-encoding: chunked\r\n\r\n" + chunked(BODY)
+                    b"transfer-encoding: chunked\r\n\r\n"
                 )
+                body = chunked(BODY)
+                if self.cut:
+                    writer.write(head + body[: len(body) // 2])
+                    await writer.drain()
+                    if self.reset:
+                        await asyncio.sleep(0.05)
+                        linger = struct.pack("ii", 1, 0)  # close with RST, not FIN
+                        writer.get_extra_info("socket").setsockopt(
+                            socket.SOL_SOCKET, socket.SO_LINGER, linger
+                        )
+                        writer.transport.abort()
+                    break
+                if self.hold:
+                    writer.write(head)
+                    await self.release.wait()
+                writer.write(body if self.hold else head + body)
                 await writer.drain()
                 if self.close_after:
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
+            self.open_now -= 1
             writer.close()
 
     async def stop(self) -> None:
@@ -164,34 +202,41 @@ async def test_streams_give_their_connection_back_to_the_pool() -> None:
     assert provider.connections == 1
 
 
-async def read_all(pool: httpcore.AsyncConnectionPool, url: str) -> bytes:
-    async with pool.stream("POST", url, content=b"{}") as response:
-        return b"".join([chunk async for chunk in response.aiter_stream()])
-
-
-async def test_the_pool_keeps_at_most_max_keepalive_idle_connections() -> None:
-    provider = Provider()
+async def test_a_body_cut_mid_stream_is_a_protocol_error_not_a_connect_error() -> None:
+    # The gateway words a failure by its httpx type: a cut body must never read
+    # "could not connect" (httpx-aiohttp maps it to ConnectTimeout).
+    provider = Provider(cut=True)
     port = await provider.start()
-    url = f"http://127.0.0.1:{port}/v1"
-    async with LinearPool(
-        max_connections=10, max_keepalive_connections=2, network_backend=AsyncioNetworkBackend()
-    ) as pool:
-        bodies = await asyncio.gather(*(read_all(pool, url) for _ in range(5)))
-        assert bodies == [b"".join(BODY)] * 5
-        assert provider.connections == 5
-        assert len(pool.connections) == 2 and all(c.is_idle() for c in pool.connections)
-        await read_all(pool, url)  # an idle one is reused
-        assert provider.connections == 5
+    async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
+        with pytest.raises(httpx.RemoteProtocolError) as raised:
+            await post(client, f"http://127.0.0.1:{port}/v1")
+    assert not isinstance(raised.value, httpx.ConnectError | httpx.TimeoutException)
     await provider.stop()
 
 
-async def test_queued_requests_wait_for_a_connection_of_a_full_pool() -> None:
-    provider = Provider()
+async def test_a_body_cut_by_a_reset_is_a_read_error_in_the_sockets_words() -> None:
+    # As httpx's own transport words it: recordings of a reset stay the same.
+    provider = Provider(reset=True)
+    port = await provider.start()
+    async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
+        with pytest.raises(httpx.ReadError, match=r"^\[Errno 104\] Connection reset by peer$"):
+            await post(client, f"http://127.0.0.1:{port}/v1")
+    await provider.stop()
+
+
+async def test_a_full_pool_queues_requests_and_times_out_as_a_connect_timeout() -> None:
+    provider = Provider(hold=True)
     port = await provider.start()
     url = f"http://127.0.0.1:{port}/v1"
-    async with LinearPool(max_connections=2, network_backend=AsyncioNetworkBackend()) as pool:
-        bodies = await asyncio.gather(*(read_all(pool, url) for _ in range(8)))
-        assert bodies == [b"".join(BODY)] * 8
+    limits = httpx.Limits(max_connections=2, max_keepalive_connections=2)
+    async with httpx.AsyncClient(transport=upstream_transport(limits)) as client:
+        bodies = [asyncio.create_task(post(client, url)) for _ in range(6)]
+        await asyncio.sleep(0.1)
+        assert provider.most_open == 2  # the others wait for a connection
+        with pytest.raises(httpx.ConnectTimeout):
+            await client.post(url, content=b"{}", timeout=httpx.Timeout(5, pool=0.1))
+        provider.release.set()
+        assert await asyncio.gather(*bodies) == [b"".join(BODY)] * 6
     await provider.stop()
     assert provider.connections == 2
 
@@ -201,7 +246,9 @@ ON_UVLOOP = {
     "closed-not-reused": test_a_connection_the_provider_closed_is_not_reused,
     "refused": test_a_refused_connection_is_a_connect_error,
     "back-to-the-pool": test_streams_give_their_connection_back_to_the_pool,
-    "keepalive-limit": test_the_pool_keeps_at_most_max_keepalive_idle_connections,
+    "cut-mid-body": test_a_body_cut_mid_stream_is_a_protocol_error_not_a_connect_error,
+    "reset-mid-body": test_a_body_cut_by_a_reset_is_a_read_error_in_the_sockets_words,
+    "full-pool": test_a_full_pool_queues_requests_and_times_out_as_a_connect_timeout,
 }
 
 
@@ -295,23 +342,3 @@ async def test_a_read_that_fails_in_ready_fails_the_next_read() -> None:
     assert chunks.ready() is None  # what came before the break goes out first
     with pytest.raises(ConnectionResetError, match="peer closed"):
         await chunks.next()
-
-
-async def test_unix_socket_connections_carry_bytes_both_ways(tmp_path: Path) -> None:
-    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(await reader.readexactly(5))
-        await writer.drain()
-        writer.close()
-
-    path = str(tmp_path / "provider.sock")
-    server = await asyncio.start_unix_server(echo, path)
-    backend = AsyncioNetworkBackend()
-    stream = await backend.connect_unix_socket(path, timeout=5)
-    await stream.write(b"hello")
-    assert await stream.read(64) == b"hello"
-    assert await stream.read(64) == b""  # the server closed: end of stream
-    await stream.aclose()
-    server.close()
-    await server.wait_closed()
-    with pytest.raises(httpcore.ConnectError):
-        await backend.connect_unix_socket(str(tmp_path / "nobody.sock"), timeout=5)
