@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from navagent.core.errors import NavAgentError
 from navagent.core.messages import DEFAULT_ROUTING_HINT, FrozenModel
 from navagent.core.redaction import header_safe_problem, register_secret
-from navagent.core.wire_formats import ROUTE_PROTOCOLS, protocol_precedence
+from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS, protocol_precedence
 from navagent.gateway._config_file import nearest_key, read_yaml_file
 from navagent.gateway._types import DEFAULT_ROUTE_OPTIONS, ReasoningEcho, RouteOptions, ThinkTags
 
@@ -309,6 +309,7 @@ def _resolve(spec: _RouteSpec, *, where: str, position: int, environ: Mapping[st
     key = raw.strip()
     if not key:
         raise RoutesError(f"{where}: the key from {source} is blank")
+    _check_endpoint_credentials(spec, where)
     problem = header_safe_problem(key)
     if problem is not None:
         raise RoutesError(f"{where}: the key from {source} cannot be sent to a provider: {problem}")
@@ -326,6 +327,31 @@ def _resolve(spec: _RouteSpec, *, where: str, position: int, environ: Mapping[st
             reasoning_echo=spec.reasoning_echo or DEFAULT_ROUTE_OPTIONS.reasoning_echo,
         ),
     )
+
+
+def _check_endpoint_credentials(spec: _RouteSpec, where: str) -> None:
+    """Refuse `user:password@` in the endpoint of a protocol whose key is `Authorization`.
+
+    They go as Basic auth in that same header (see `gateway.upstream`), so
+    one of the two would be lost: a proxy's login can sit in front of a
+    protocol that sends its key in another header (Anthropic's `x-api-key`).
+    """
+    url = httpx.URL(spec.endpoint)
+    if not url.userinfo:
+        return
+    if url.password:
+        register_secret(url.password)
+    clashing = [
+        row.protocol
+        for row in WIRE_FORMATS.values()
+        if row.protocol in spec.protocols and row.auth_header == "authorization"
+    ]
+    if clashing:
+        raise RoutesError(
+            f"{where}: field 'endpoint': a user name or password in the URL would go as "
+            f"Basic auth in the Authorization header, where {clashing[0]} sends the API key; "
+            "remove it from the endpoint"
+        )
 
 
 def load_routes(path: Path, *, environ: Mapping[str, str] | None = None) -> RouteTable:

@@ -29,6 +29,7 @@ redaction path (`navagent.gateway.errors.clean_message`).
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import time
@@ -180,14 +181,16 @@ class Upstream:
             options=route.options,
         )
         content = _encode_json(outgoing.body)
-        headers = {**outgoing.headers, "content-type": "application/json"}
+        url, headers = _endpoint_credentials(
+            outgoing.url, {**outgoing.headers, "content-type": "application/json"}
+        )
         response: httpx.Response | None = None
         try:
             async with asyncio.timeout_at(first_content_by):
                 response = await self._client.send(
                     self._client.build_request(
                         "POST",
-                        outgoing.url,
+                        url,
                         headers=headers,
                         content=content,
                         timeout=self._httpx_timeout,
@@ -474,6 +477,24 @@ class _Watchdog:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+
+
+def _endpoint_credentials(url: str, headers: dict[str, str]) -> tuple[httpx.URL, dict[str, str]]:
+    """The request URL without `user:password@`, and the headers with them as Basic auth.
+
+    An endpoint's credentials are for what answers at it (a proxy in front
+    of the provider): they go as `Authorization: Basic`, never in the request
+    line. httpx would turn them into Basic auth too, replacing a Bearer key;
+    routes refuse that combination, and here the protocol's own
+    `authorization` header always wins.
+    """
+    parsed = httpx.URL(url)
+    if not parsed.userinfo:
+        return parsed, headers
+    if "authorization" not in headers:
+        login = base64.b64encode(f"{parsed.username}:{parsed.password}".encode()).decode("ascii")
+        headers = {**headers, "authorization": f"Basic {login}"}
+    return parsed.copy_with(username=None, password=None), headers
 
 
 def _encode_json(body: object) -> bytes:

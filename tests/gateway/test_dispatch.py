@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import random
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -21,7 +22,7 @@ from navagent.core.events import (
 )
 from navagent.core.messages import ChatRequest, UserMessage
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, RetryPolicy, StreamRecord
-from navagent.gateway.routes import RouteTable, parse_routes
+from navagent.gateway.routes import RoutesError, RouteTable, parse_routes
 from navagent.gateway.upstream import Timeouts, Upstream, parse_retry_after
 from tests.gateway.provider_bodies import (
     anthropic_error_body,
@@ -435,3 +436,28 @@ async def test_a_slow_consumer_is_not_an_idle_provider() -> None:
         events += batch
         await asyncio.sleep(0.5)  # the client is slow: far longer than the idle timeout
     assert final_text(events) == "abcd"
+
+
+async def test_an_endpoints_login_goes_as_basic_auth_never_in_the_url_or_over_the_key() -> None:
+    # A proxy's login in front of Anthropic: `x-api-key` carries the key and
+    # `Authorization: Basic` the login; the request line carries neither.
+    provider = Provider(a=[stream(anthropic_text("hi"))])
+    login = route("a", "anthropic_messages")
+    login["endpoint"] = "http://ops:pa%40ss@a.provider.test"
+    events = await Harness(table(login), provider).run()
+    assert final_text(events) == "hi"
+    (sent,) = provider.requests
+    assert sent.url.userinfo == b"" and "ops" not in str(sent.url)
+    assert sent.headers["authorization"] == "Basic " + base64.b64encode(b"ops:pa@ss").decode()
+    assert sent.headers["x-api-key"] == KEY
+
+
+def test_an_endpoints_login_is_refused_where_the_key_is_the_authorization_header() -> None:
+    # httpx would have sent the login as Basic auth in place of the Bearer key.
+    login = route("a")
+    login["endpoint"] = "http://ops:secret-pass@a.provider.test/v1"
+    with pytest.raises(RoutesError) as raised:
+        table(login)
+    assert "field 'endpoint'" in str(raised.value) and "Basic auth" in str(raised.value)
+    assert "openai_chat_completions" in str(raised.value)
+    assert "secret-pass" not in str(raised.value)
