@@ -32,6 +32,7 @@ import asyncio
 import base64
 import email.utils
 import json
+import re
 import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
 from navagent.gateway.routes import Route
-from navagent.gateway.sse import SSEDecoder, SSEEvent
+from navagent.gateway.sse import SSEDecoder
 
 __all__ = [
     "Timeouts",
@@ -289,6 +290,16 @@ async def _translate(
         await chunks.abandon()
 
 
+_BLANK_LINE = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+"""An SSE event's end, in any of the three line endings (one pass finds the first)."""
+
+
+def _event_end(data: bytes, start: int) -> int:
+    """Where the first SSE event from `start` ends (after its blank line), or `len(data)`."""
+    blank = _BLANK_LINE.search(data, start)
+    return len(data) if blank is None else blank.end()
+
+
 def _finish_body(chunks: BodyChunks) -> None:
     """Read what is left of a body that is already here, without waiting for more.
 
@@ -308,9 +319,9 @@ def _finish_body(chunks: BodyChunks) -> None:
 class _BodyEvents:
     """SSE decoding and translation of one body, chunk by chunk.
 
-    `absorb(..., first_content=True)` stops translating at the event that
-    brings the first content and holds the rest of the chunk's events;
-    `release` translates them.
+    `absorb(..., first_content=True)` decodes and translates event by event
+    and stops at the one that brings the first content, holding the rest of
+    the chunk's bytes; `release` decodes and translates them.
     """
 
     __slots__ = ("_decoder", "_held", "_translator")
@@ -318,11 +329,11 @@ class _BodyEvents:
     def __init__(self, translator: StreamTranslator) -> None:
         self._decoder = SSEDecoder()
         self._translator = translator
-        self._held: list[SSEEvent] = []
+        self._held = b""
 
     @property
     def held(self) -> bool:
-        """True while decoded events wait to be translated (see `release`)."""
+        """True while bytes of a chunk wait to be decoded (see `release`)."""
         return bool(self._held)
 
     def absorb(
@@ -334,12 +345,32 @@ class _BodyEvents:
     ) -> list[StreamEvent]:
         """`batch` (or a new list) with the events of `chunk` added.
 
-        With `first_content`, translation stops after the first event that
-        makes content progress; the events after it are held for `release`.
+        With `first_content`, the chunk is taken one event at a time, and
+        what follows the event that makes content progress is held for
+        `release`. Where it is cut never matters to the result: the decoder
+        takes bytes split anywhere.
         """
         batch = [] if batch is None else batch
+        if not first_content:
+            self._translate(chunk, batch)
+            return batch
+        progress, start = self._translator.progress, 0
+        while start < len(chunk) and self._translator.progress == progress:
+            end = _event_end(chunk, start)
+            self._translate(chunk[start:end], batch)
+            start = end
+        self._held = chunk[start:]
+        return batch
+
+    def release(self) -> list[StreamEvent]:
+        """The events of what `absorb` held back, translated."""
+        held, self._held = self._held, b""
+        return self._translate(held, [])
+
+    def _translate(self, data: bytes, batch: list[StreamEvent]) -> list[StreamEvent]:
         decoder, translator = self._decoder, self._translator
-        decoded = decoder.feed(chunk)
+        for sse in decoder.feed(data):
+            batch.extend(translator.handle(sse))
         if decoder.pending_bytes > MAX_EVENT_BYTES:
             raise UpstreamFailure(
                 ChatError(
@@ -350,23 +381,7 @@ class _BodyEvents:
                     code="upstream_unavailable",
                 )
             )
-        if not first_content:
-            for sse in decoded:
-                batch.extend(translator.handle(sse))
-            return batch
-        progress = translator.progress
-        for index, sse in enumerate(decoded):
-            batch.extend(translator.handle(sse))
-            if translator.progress != progress:
-                self._held = decoded[index + 1 :]
-                break
         return batch
-
-    def release(self) -> list[StreamEvent]:
-        """The events of what `absorb` held back, translated."""
-        held, self._held = self._held, []
-        translator = self._translator
-        return [event for sse in held for event in translator.handle(sse)]
 
     async def fill(
         self, chunks: BodyChunks, batch: list[StreamEvent], *, first_content: bool

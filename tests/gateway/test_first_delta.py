@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from navagent.core.events import MessageComplete, StreamEvent, TextDelta
 from navagent.core.messages import ChatRequest, UserMessage
@@ -25,10 +27,30 @@ from navagent.fixtures.provider._ids import IdSource
 from navagent.fixtures.provider._script import Script
 from navagent.gateway import upstream as upstream_module
 from navagent.gateway.protocols import PROTOCOLS
-from navagent.gateway.routes import parse_routes
+from navagent.gateway.routes import Route, parse_routes
 from navagent.gateway.upstream import Upstream
 
 TOKENS = tuple(f" tok{i}" for i in range(200))
+REQUEST = ChatRequest(messages=(UserMessage(content="go"),))
+
+
+def burst_route(protocol: str) -> Route:
+    (route,) = parse_routes(
+        {
+            "routes": [
+                {
+                    "name": "burst",
+                    "routing_hint": "agent",
+                    "endpoint": "http://burst.provider.test/v1",
+                    "model": "m",
+                    "protocols": [protocol],
+                    "api_key": "sk-test-burst-0123456789",
+                }
+            ]
+        },
+        source="test",
+    ).routes
+    return route
 
 
 def burst(format_id: str) -> list[bytes]:
@@ -99,24 +121,8 @@ async def test_a_bursts_first_delta_leaves_before_the_rest_of_the_read_is_transl
             200, headers={"content-type": "text/event-stream"}, stream=Buffered(reads)
         )
     )
-    (route,) = parse_routes(
-        {
-            "routes": [
-                {
-                    "name": "burst",
-                    "routing_hint": "agent",
-                    "endpoint": "http://burst.provider.test/v1",
-                    "model": "m",
-                    "protocols": [row.protocol],
-                    "api_key": "sk-test-burst-0123456789",
-                }
-            ]
-        },
-        source="test",
-    ).routes
-    request = ChatRequest(messages=(UserMessage(content="go"),))
     async with httpx.AsyncClient(transport=transport) as client:
-        batches = Upstream(client).stream(route, request)
+        batches = Upstream(client).stream(burst_route(row.protocol), REQUEST)
         first = await anext(batches)
         handled_before_first_delta = handled[0]
         rest = [event async for batch in batches for event in batch]
@@ -130,3 +136,35 @@ async def test_a_bursts_first_delta_leaves_before_the_rest_of_the_read_is_transl
     assert [e.text for e in rest if isinstance(e, TextDelta)] == ["".join(TOKENS[1:])]
     final = rest[-1]
     assert isinstance(final, MessageComplete) and final.message.content == "".join(TOKENS)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    format_id=st.sampled_from(FORMAT_IDS),
+    line_end=st.sampled_from(["\n", "\r\n", "\r"]),
+    cuts=st.lists(st.integers(min_value=0, max_value=10**6), max_size=12),
+)
+async def test_where_reads_split_the_body_never_changes_what_the_client_gets(
+    format_id: str, line_end: str, cuts: list[int]
+) -> None:
+    # The first content is cut out of its read event by event: any split of
+    # the body into reads, in any of SSE's three line endings, gives the same
+    # answer and the same text, with the first token always first on its own.
+    body = b"".join(burst(format_id)).replace(b"\n", line_end.encode())
+    points = sorted({cut % (len(body) + 1) for cut in cuts} | {0, len(body)})
+    reads = [body[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=Buffered(reads)
+        )
+    )
+    async with httpx.AsyncClient(transport=transport) as client:
+        stream = Upstream(client).stream(burst_route(wire_format(format_id).protocol), REQUEST)
+        batches = [batch async for batch in stream]
+    texts = [e.text for batch in batches for e in batch if isinstance(e, TextDelta)]
+    final = batches[-1][-1]
+    assert isinstance(final, MessageComplete), final
+    assert "".join(texts) == final.message.content
+    assert final.message.content == "".join(TOKENS)
+    first_text = next(batch for batch in batches if any(isinstance(e, TextDelta) for e in batch))
+    assert [e.text for e in first_text if isinstance(e, TextDelta)][0].startswith(TOKENS[0])
