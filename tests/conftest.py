@@ -7,6 +7,7 @@ import os
 import pytest
 
 
+@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` still runs the suite
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the CPUs.
 
