@@ -111,6 +111,8 @@ class _StreamLog:
     hint_label: str = "other"
     """The hint as a metrics label, once admitted (so a route has it)."""
     admitted: bool = False
+    emitted: bool = False
+    """The line is logged and the metrics counted once, at the first `emit`."""
 
     def admit(self, hint_label: str) -> None:
         """The call passed admission: it is now a stream."""
@@ -124,6 +126,10 @@ class _StreamLog:
             self.outcome = outcome
 
     def emit(self) -> None:
+        """Log the line and count the metrics, once."""
+        if self.emitted:
+            return
+        self.emitted = True
         duration = time.monotonic() - self.started
         ttft = "-" if self.first_token is None else f"{self.first_token - self.started:.3f}s"
         log.info(
@@ -242,14 +248,15 @@ class ChatService:
             except TimeoutError:
                 await self._end_with(context, stream_log, _too_long(self.limits.max_duration_s))
         except (_Refused, CallerRefusedError) as refused:
-            stream_log.settle(refused.outcome)
-            await _abort(context, refused.code, refused.message)
+            await _refuse(context, stream_log, refused.outcome, refused.code, refused.message)
         except NoRouteError as exc:
-            stream_log.settle("no_route")
-            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+            await _refuse(
+                context, stream_log, "no_route", grpc.StatusCode.FAILED_PRECONDITION, str(exc)
+            )
         except UnsendableRequestError as exc:
-            stream_log.settle("invalid_argument")
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            await _refuse(
+                context, stream_log, "invalid_argument", grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+            )
         except asyncio.CancelledError:
             if not self._closing:
                 stream_log.settle("cancelled")  # the client went away
@@ -337,8 +344,7 @@ class ChatService:
         if stream_log.outcome is not None:
             return
         if stream_log.first_token is None:
-            stream_log.settle("internal")
-            await _abort(context, grpc.StatusCode.INTERNAL, message)
+            await _refuse(context, stream_log, "internal", grpc.StatusCode.INTERNAL, message)
         else:
             await self._end_with(context, stream_log, ChatError(message=message, code="internal"))
 
@@ -367,9 +373,8 @@ class ChatService:
                     await asyncio.sleep(0.01)
                     continue
                 # Still not writable: end with a status, never an empty OK.
-                stream_log.settle(f"error:{error.code}")
                 code = grpc.StatusCode.UNAVAILABLE if error.retryable else grpc.StatusCode.INTERNAL
-                await _abort(context, code, error.message)
+                await _refuse(context, stream_log, f"error:{error.code}", code, error.message)
                 return
         stream_log.settle(f"error:{error.code}")
 
@@ -466,6 +471,22 @@ def _outgoing(error: ChatError) -> ChatError:
     """`error` as it may leave the gateway: redacted, then bounded."""
     cleaned = clean_message(error.message)
     return error if cleaned == error.message else error.model_copy(update={"message": cleaned})
+
+
+async def _refuse(
+    context: grpc.aio.ServicerContext[object, object],
+    stream_log: _StreamLog,
+    outcome: str,
+    code: grpc.StatusCode,
+    message: str,
+) -> None:
+    """End a refused call, its outcome logged and counted before the client hears it.
+
+    A client that scrapes the metrics right after its call then sees it counted.
+    """
+    stream_log.settle(outcome)
+    stream_log.emit()
+    await _abort(context, code, message)
 
 
 async def _abort(

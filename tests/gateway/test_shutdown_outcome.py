@@ -73,3 +73,37 @@ async def test_a_stream_cut_by_the_grace_period_ends_with_an_error_or_a_status(
         assert "shutting down" in context.aborted[1]
     else:
         assert context.written[-1] == "error" and context.aborted is None
+
+
+@pytest.mark.parametrize(
+    ("hint", "messages"),
+    [("no-such-hint", [pb.ChatMessage(role="user", content="hi")]), ("agent", [])],
+    ids=["no-route", "invalid-argument"],
+)
+async def test_a_refused_call_is_logged_and_counted_before_the_client_hears_it(
+    hint: str, messages: list[pb.ChatMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client that scrapes the metrics right after its call must see it.
+    gateway = Gateway(
+        GatewaySettings.loopback(),
+        table(route("a")),
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(PacedProvider(tokens=1))),
+    )
+    order: list[str] = []
+    monkeypatch.setattr(
+        "navagent.gateway.service.metrics.record_finished",
+        lambda facts, *, admitted: order.append(f"counted {facts.outcome}"),
+    )
+    monkeypatch.setattr("navagent.gateway.service.metrics.enabled", lambda: True)
+    context = Context(fail_error_writes=0)
+    original_abort = context.abort
+
+    async def abort(code: grpc.StatusCode, details: str) -> None:
+        order.append("status sent")
+        await original_abort(code, details)
+
+    context.abort = abort  # type: ignore[method-assign]
+    request = pb.ChatStreamRequest(routing_hint=hint, messages=messages)
+    with pytest.raises(grpc.aio.AbortError):
+        await gateway.service.chat_stream(request, context)  # type: ignore[arg-type]
+    assert len(order) == 2 and order[0].startswith("counted ") and order[1] == "status sent"
