@@ -32,6 +32,7 @@ from prompt_toolkit.utils import is_dumb_terminal
 
 from navagent.cli.prompt_wrap import wrap_prompt_at_words
 from navagent.cli.slash import SLASH_COMMANDS
+from navagent.core.visible import is_unsafe
 
 __all__ = [
     "ArgumentSource",
@@ -147,7 +148,9 @@ class SlashCompleter(Completer):
             return
         folded = typed.casefold()
         for choice in choices:
-            if choice.casefold().startswith(folded):
+            # A choice from a gateway (a routing hint) with a control or bidi
+            # character would reach the menu and the input line raw: not offered.
+            if choice.casefold().startswith(folded) and not any(map(is_unsafe, choice)):
                 yield Completion(choice, start_position=-len(typed))
 
 

@@ -159,3 +159,13 @@ def test_tab_completes_commands_and_tool_names() -> None:
     assert "/retry" in complete("/re")
     assert complete("/tools sandbox_lo") == ["sandbox_logs"]
     assert complete("hello") == []
+
+
+def test_completion_never_offers_a_choice_with_a_control_or_bidi_character() -> None:
+    # Routing hints come from the gateway: one that reorders or hides text
+    # would reach the menu and the input line as it is.
+    hints = ["agent", "fast\u202etxt.exe", "evil\x1b]0;title\x07", "fas\u200bt", "faster"]
+    completer = slash_completer([], {"/model": lambda: hints})
+    document = Document("/model ", len("/model "))
+    offered = [c.text for c in completer.get_completions(document, CompleteEvent())]
+    assert offered == ["agent", "faster"]
