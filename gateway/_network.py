@@ -36,11 +36,13 @@ import socket
 import ssl
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import aiohttp
 import httpx
-from aiohttp.client_proto import ResponseHandler
-from yarl import URL
+
+if TYPE_CHECKING:  # aiohttp is imported at the first request: `nav agent` may never make one
+    import aiohttp
+    from aiohttp.client_proto import ResponseHandler
 
 __all__ = ["MAX_BUFFERED", "AiohttpTransport", "SocketOption", "upstream_transport"]
 
@@ -84,6 +86,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         """Made on the first request: aiohttp binds it to the running loop."""
 
     def _new_session(self) -> aiohttp.ClientSession:
+        import aiohttp  # about 150 ms, paid by the first request only
+
         limits = self._limits
         connector = aiohttp.TCPConnector(
             limit=limits.max_connections or 0,
@@ -113,6 +117,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         """Send `request`; the response's body streams from the open connection."""
         if self._session is None:
             self._session = self._new_session()
+        import aiohttp
+        from yarl import URL
+
         timeout = request.extensions.get("timeout", {})
         content = request.content  # the gateway always sends a built body
         with _httpx_errors(request):
@@ -177,6 +184,8 @@ def _httpx_errors(
     (`[Errno 104] Connection reset by peer`), as httpx's own transport says
     it, so recordings and messages stay the same across transports.
     """
+    import aiohttp
+
     try:
         yield
     except aiohttp.ClientPayloadError as exc:
