@@ -22,7 +22,7 @@ import yaml
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 from navagent.fixtures.harness._cassette import open_cassette
-from navagent.fixtures.harness._wire import CassetteTransport, body_pieces
+from navagent.fixtures.harness._wire import GAVE_UP_S, CassetteTransport, body_pieces
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway._network import upstream_transport
 
@@ -122,6 +122,43 @@ async def test_a_stall_is_kept_as_silence_and_replayed_as_silence(
     replayed = await _replay(path, count=2, give_up_after=0.5)
     assert replayed == live
     assert time.perf_counter() - started < 4  # the reader's own timeout, not a real stall
+
+
+async def test_a_body_closed_at_once_stays_complete_however_late_its_finish_runs(
+    tmp_path: Path,
+) -> None:
+    # The gateway has its terminal event, starts one more read and lets go at
+    # once; the loop is then busy (a tool, a render) before the recorder's
+    # finish runs. The wait that counts is the gateway's, not the loop's.
+    release = asyncio.Event()
+
+    async def body() -> Any:
+        yield b"data: one\n\n"
+        await release.wait()
+
+    inner = httpx.MockTransport(
+        lambda _request: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, content=body()
+        )
+    )
+    transport = CassetteTransport(inner)
+    path = tmp_path / "busy.yaml"
+    async with httpx.AsyncClient(transport=transport) as client:
+        with open_cassette(path, record=True) as cassette:
+            async with transport.using(cassette):
+                async with client.stream("POST", "http://p.test/v1/messages") as response:
+                    chunks = response.aiter_raw()
+                    assert await anext(chunks) == b"data: one\n\n"
+                    read = asyncio.ensure_future(anext(chunks))
+                    await asyncio.sleep(0.01)  # the read waits for the body's end
+                    read.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await read
+                time.sleep(GAVE_UP_S + 0.2)  # a busy loop: the finish task has not run
+                release.set()
+    (recorded,) = _responses(path)
+    assert "end" not in recorded, recorded["end"]
+    assert recorded["body"]["string"] == "data: one\n\n"
 
 
 async def test_a_complete_stream_records_no_end_and_replays_one_event_per_chunk(
