@@ -99,6 +99,9 @@ class WireFormat:
     stream_query: str = ""
     """The query a streaming request adds to the URL (Gemini: `alt=sse`); empty
     when streaming is asked for in the body (`"stream": true`)."""
+    whole_path: str = ""
+    """With `stream_query`: the path of the same request answered whole, not
+    streamed (Gemini's `:generateContent`); the simulator serves it too."""
     auth_query: str = ""
     """A query parameter the API also accepts the key in (Gemini: `key`): a
     cassette drops it like the header, an error never echoes it."""
@@ -127,14 +130,18 @@ class WireFormat:
         """The path of a request for `model` (the model filled in where the path has it)."""
         return self.path.replace("{model}", model)
 
-    def match_path(self, path: str) -> str | None:
+    def match_path(self, path: str, *, whole: bool = False) -> str | None:
         """The model named by `path` if it is this format's (simulator) path, else None.
 
         A body-model format matches its fixed path and returns "" (the model is
         in the body); a path-model format returns the model from the URL.
+        `whole`: match `whole_path` instead (None when the row has none).
         """
-        head, _, tail = self.sim_path.partition("{model}")
-        if not self.model_in_path:
+        if whole and not self.whole_path:
+            return None
+        template = self.sim_prefix + self.whole_path if whole else self.sim_path
+        head, _, tail = template.partition("{model}")
+        if "{model}" not in template:
             return "" if path == head else None
         if not (path.startswith(head) and path.endswith(tail)):
             return None
@@ -230,6 +237,7 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 gateway="navagent.gateway.gemini",
                 simulator="navagent.fixtures.provider.formats.gemini",
                 stream_query="alt=sse",
+                whole_path="/v1beta/models/{model}:generateContent",
                 auth_query="key",
                 error_fields=("status",),
                 event_line_ending="\r\n",

@@ -18,6 +18,8 @@ __all__ = [
     "Part",
     "RequestBody",
     "SignedPart",
+    "SystemInstruction",
+    "ThinkingConfig",
     "ThinkingPayload",
     "ToolParam",
     "UsageMetadata",
