@@ -117,6 +117,9 @@ class WireFormat:
     model): a scenario's `thinking: reasons` expects it here."""
     caches_prompts: bool = True
     """Usage reports prompt-cache reads: `cached: caches_prompts` expects them."""
+    names_calls: bool = True
+    """The API gives every tool call an id; where it does not (Gemini), the
+    gateway derives one from the response id and the call's position."""
     signs_thinking: bool = False
     """Reasoning comes with an opaque signature or sealed state that must go back
     on the next request unchanged."""
@@ -241,6 +244,7 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 auth_query="key",
                 error_fields=("status",),
                 event_line_ending="\r\n",
+                names_calls=False,
                 reasons=True,
                 signs_thinking=True,
             ),
@@ -260,7 +264,7 @@ ROUTE_PROTOCOLS: tuple[str, ...] = tuple(
 """The route protocols the Chat service speaks, each once, in registry order."""
 
 
-CAPABILITIES: tuple[str, ...] = ("reasons", "caches_prompts", "signs_thinking")
+CAPABILITIES: tuple[str, ...] = ("reasons", "caches_prompts", "signs_thinking", "names_calls")
 """The boolean row fields a scenario expectation or a test may name instead of format ids."""
 
 
