@@ -18,7 +18,9 @@
   Other routes' reasoning is dropped, as Gemini accepts a history without it.
 - Tools are one `functionDeclarations` entry, with `parametersJsonSchema`
   (full JSON Schema, as pydantic writes it).
-- `thinkingConfig.includeThoughts` asks thinking models for thought summaries.
+- `thinkingConfig.includeThoughts` asks thinking models (2.5 and later) for
+  thought summaries; 1.x and 2.0 models refuse any thinking config, so they
+  get none.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ __all__ = ["PROTOCOL", "build_contents", "build_request"]
 
 _ROW = wire_format("gemini")
 PROTOCOL = _ROW.protocol
+_NOT_THINKING = ("gemini-1", "gemini-2.0")
+"""Model names that do not think: a thinking config is an error for them."""
 
 
 def build_request(
@@ -81,18 +85,18 @@ def build_request(
                 declaration["description"] = tool.description
             declarations.append(declaration)
         body["tools"] = [{"functionDeclarations": declarations}]
-    config: GenerationConfig = {"thinkingConfig": {"includeThoughts": True}}
+    name = model.strip().removeprefix("models/")
+    config: GenerationConfig = {}
+    if not name.startswith(_NOT_THINKING):
+        config["thinkingConfig"] = {"includeThoughts": True}
     if request.max_tokens:
         config["maxOutputTokens"] = request.max_tokens
     if request.temperature is not None:
         config["temperature"] = request.temperature
-    body["generationConfig"] = config
+    if config:
+        body["generationConfig"] = config
     return UpstreamRequest(
-        url=api_url(
-            endpoint,
-            _ROW.request_path(model.strip().removeprefix("models/")),
-            query=_ROW.stream_query,
-        ),
+        url=api_url(endpoint, _ROW.request_path(name), query=_ROW.stream_query),
         headers={
             _ROW.auth_header: api_key,
             "content-type": "application/json",
