@@ -12,13 +12,13 @@ import pytest
 
 from navagent.core.events import StreamError, ThinkingDelta
 from navagent.core.wire_formats import FORMAT_IDS
-from navagent.fixtures.provider._kit import SAMPLE_KINDS, kit_for
+from navagent.fixtures.provider._kit import SAMPLE_KINDS, SampleKind, kit_for
 from tests.gateway.streams import final_message, random_chunks, stream_error, translate
 
 
 @pytest.mark.parametrize("kind", SAMPLE_KINDS)
 @pytest.mark.parametrize("format_id", FORMAT_IDS)
-def test_kit_sample_translates_to_what_its_kind_says(format_id: str, kind: str) -> None:
+def test_kit_sample_translates_to_what_its_kind_says(format_id: str, kind: SampleKind) -> None:
     body = kit_for(format_id).sample(kind)
     events = translate(format_id, body)
     assert translate(format_id, random_chunks(body, seed=7)) == events
