@@ -150,6 +150,7 @@ SHARED_SIMULATOR_MODULES = (
     "_errors",
     "_ids",
     "_format",
+    "_kit",
 )
 
 
