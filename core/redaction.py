@@ -229,7 +229,7 @@ _CREDENTIAL_HEADER = re.compile(
 _HEADER_KEY = re.compile(
     # A YAML mapping key (a recorded header) whose value follows on the next lines.
     r"(?im)[ \t]*['\"]?(?:authorization|proxy-authorization|x-api-key|api-key|cookie"
-    r"|set-cookie)['\"]?[ \t]*:[ \t]*$"
+    r"|set-cookie)['\"]?[ \t]*:[ \t]*(?=\r|$)"  # a line ends at CR, LF or CRLF
 )
 
 _UNQUOTED_KEYWORD = re.compile(
@@ -497,7 +497,7 @@ def _in_context(text: str, lowered: str) -> list[SecretMatch]:
         if positions is None:
             positions = _starts(lowered, words)
             if line_start:
-                positions = sorted({lowered.rfind("\n", 0, p) + 1 for p in positions})
+                positions = sorted({_line_start(lowered, p) for p in positions})
             starts[(words, line_start)] = positions
         for position in positions:
             match = shape.match(text, position, position + _CONTEXT_CHARS)
@@ -511,6 +511,11 @@ def _in_context(text: str, lowered: str) -> list[SecretMatch]:
             if last > first and text[first:last] not in (REDACTED, REDACTED_IN_URL):
                 found.append(SecretMatch(kind, first, last))
     return found
+
+
+def _line_start(text: str, position: int) -> int:
+    """Where the line holding `position` starts: after the last CR or LF before it."""
+    return max(text.rfind("\n", 0, position), text.rfind("\r", 0, position)) + 1
 
 
 _CONTEXT_CHARS = 1024

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from navagent.core.redaction import distinct_secrets
@@ -124,6 +124,8 @@ _FRAGMENTS = st.sampled_from(
     lines=st.lists(st.lists(_FRAGMENTS, max_size=4).map("".join), max_size=6),
     separator=st.sampled_from(["\n", "\r\n", "\r"]),
 )
+@example(lines=["", "authorization:"], separator="\r")  # a header key after a lone CR
+@example(lines=["authorization:", "  secret-value"], separator="\r\n")
 def test_the_whole_text_check_skips_nothing_the_line_scan_finds(
     lines: list[str], separator: str
 ) -> None:
