@@ -126,6 +126,7 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
 
     scenarios = _load(paths)
     width = max(len(scenario.id) for scenario in scenarios)
+    column = len(" ".join(FORMAT_IDS))  # every format's cassette, as wide as the registry
     for scenario in scenarios:
         folder = _cassette_dir(scenario, cassettes)
         wanted = [p for p in FORMAT_IDS if p in scenario.formats]  # its `formats:` only
@@ -133,7 +134,7 @@ def list_scenarios(paths: PathsArgument = None, cassettes: CassettesOption = Non
         missing = [p for p in wanted if p not in have]
         recorded = " ".join(have) if not missing else f"missing: {' '.join(missing)}"
         turns = f"{len(scenario.turns)} turn{'s' if len(scenario.turns) != 1 else ''}"
-        _echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<33}  {scenario.summary}")
+        _echo(f"{scenario.id:<{width}}  {turns:<8}  {recorded:<{column}}  {scenario.summary}")
     _echo(f"{len(scenarios)} scenario{'' if len(scenarios) == 1 else 's'}")
 
 

@@ -126,6 +126,11 @@ HAND_SHAPES: tuple[Shape, ...] = (
     ("a Slack token", _token("xox", r"[abposre]-[A-Za-z0-9\-]{10,}")),
     # Wire-level credentials: a bearer token anywhere (a header, a curl command).
     ("a bearer token", _BEARER),
+    # A key in a URL's query, whatever its shape (Gemini takes `?key=`).
+    (
+        "a key in a URL's query",
+        re.compile(r"[?&](?:key|api_?key)=(?P<secret>(?!%5Bredacted%5D)[^&#\s'\"]{4,})", re.I),
+    ),
     # A URL's password whatever its characters (detect-secrets' basic-auth
     # detector refuses `!$&@...` in it, and an empty user name).
     (

@@ -1,7 +1,7 @@
 """The one registry of wire formats: every layer keys on it, none spells a format itself.
 
 A wire format is the shape of one provider API on the wire: OpenAI Chat
-Completions, OpenAI Responses, Anthropic Messages. The gateway speaks it (its
+Completions, OpenAI Responses, Anthropic Messages, Google Gemini. The gateway speaks it (its
 route protocol), the simulator answers in it (its plug-in), the CLI offers it
 (`--demo-provider`, `nav scenario --provider`), the harness records and
 replays it (its cassette folder, its recording defaults), and the tests are
@@ -16,6 +16,14 @@ as in Navigator). Several formats may share a route protocol (a flavour of
 Chat Completions is still `openai_chat_completions` to the gateway); they then
 share its gateway module too.
 
+A row says what differs between APIs, so shared code asks it instead of
+assuming: where the model goes (`{model}` in `path`, or the body), how
+streaming is asked for (`stream_query`, or a body flag), the key's header and
+query parameter, the error object's naming fields, the event line ending, the
+request-id header, and capabilities (`reasons`, `caches_prompts`,
+`signs_thinking`) that tests and scenario expectations name instead of
+listing formats.
+
 Modules are named by import path (`gateway`, `simulator`), not imported: `core`
 imports no other layer, and each layer loads only the plug-ins it uses.
 
@@ -25,7 +33,7 @@ This module imports nothing beyond the standard library: `nav --help` reads it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeAlias
 
@@ -33,12 +41,14 @@ WireFormatId: TypeAlias = str
 """A key of `WIRE_FORMATS` (`openai`, ...); `wire_format()` checks one."""
 
 __all__ = [
+    "CAPABILITIES",
     "FORMAT_IDS",
     "ROUTE_PROTOCOLS",
     "WIRE_FORMATS",
     "UnknownWireFormatError",
     "WireFormat",
     "WireFormatId",
+    "formats_with",
     "protocol_precedence",
     "wire_format",
 ]
@@ -55,7 +65,9 @@ class WireFormat:
     display_name: str
     """For people: help texts, banners, messages."""
     path: str
-    """The request path under the endpoint, e.g. `/v1/chat/completions`."""
+    """The request path under the endpoint, e.g. `/v1/chat/completions`. A path
+    with `{model}` carries the model (Gemini's `/v1beta/models/{model}:...`);
+    any other sends it in the body's `model` field."""
     auth_header: str
     """The header carrying the API key (lower case)."""
     default_endpoint: str
@@ -84,6 +96,60 @@ class WireFormat:
     sim_prefix: str = ""
     """Path prefix the simulator serves this format under; keeps apart formats
     that share a request path (flavours), e.g. `/compat/vllm`."""
+    stream_query: str = ""
+    """The query a streaming request adds to the URL (Gemini: `alt=sse`); empty
+    when streaming is asked for in the body (`"stream": true`)."""
+    whole_path: str = ""
+    """With `stream_query`: the path of the same request answered whole, not
+    streamed (Gemini's `:generateContent`); the simulator serves it too."""
+    auth_query: str = ""
+    """A query parameter the API also accepts the key in (Gemini: `key`): a
+    cassette drops it like the header, an error never echoes it."""
+    error_fields: tuple[str, ...] = ("code", "type")
+    """The fields of the error object that name the failure, most specific first
+    (Google: `status`, e.g. `RESOURCE_EXHAUSTED`)."""
+    event_line_ending: str = "\n"
+    """How the API ends the lines of its events (Google: CRLF)."""
+    request_id_header: str = ""
+    """The response header carrying the request id; empty when the API sends none."""
+    reasons: bool = False
+    """Its models stream reasoning by default (or with the scenario's named
+    model): a scenario's `thinking: reasons` expects it here."""
+    caches_prompts: bool = True
+    """Usage reports prompt-cache reads: `cached: caches_prompts` expects them."""
+    names_calls: bool = True
+    """The API gives every tool call an id; where it does not (Gemini), the
+    gateway derives one from the response id and the call's position."""
+    signs_thinking: bool = False
+    """Reasoning comes with an opaque signature or sealed state that must go back
+    on the next request unchanged."""
+    model_in_path: bool = field(init=False)
+    """The model travels in the URL (`{model}` in `path`), not in the body."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model_in_path", "{model}" in self.path)
+
+    def request_path(self, model: str) -> str:
+        """The path of a request for `model` (the model filled in where the path has it)."""
+        return self.path.replace("{model}", model)
+
+    def match_path(self, path: str, *, whole: bool = False) -> str | None:
+        """The model named by `path` if it is this format's (simulator) path, else None.
+
+        A body-model format matches its fixed path and returns "" (the model is
+        in the body); a path-model format returns the model from the URL.
+        `whole`: match `whole_path` instead (None when the row has none).
+        """
+        if whole and not self.whole_path:
+            return None
+        template = self.sim_prefix + self.whole_path if whole else self.sim_path
+        head, _, tail = template.partition("{model}")
+        if "{model}" not in template:
+            return "" if path == head else None
+        if not (path.startswith(head) and path.endswith(tail)):
+            return None
+        model = path[len(head) : len(path) - len(tail)]
+        return model if model and "/" not in model else None
 
     @property
     def cassette_folder(self) -> str:
@@ -119,6 +185,7 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 gateway="navagent.gateway.openai",
                 simulator="navagent.fixtures.provider.formats.openai",
                 response_headers=("x-request-id",),
+                request_id_header="x-request-id",
             ),
             WireFormat(
                 id="openai-responses",
@@ -136,6 +203,9 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 gateway="navagent.gateway.openai_responses",
                 simulator="navagent.fixtures.provider.formats.openai_responses",
                 response_headers=("x-request-id",),
+                request_id_header="x-request-id",
+                reasons=True,
+                signs_thinking=True,
             ),
             WireFormat(
                 id="anthropic",
@@ -152,6 +222,31 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 simulator="navagent.fixtures.provider.formats.anthropic",
                 request_headers=("anthropic-version", "anthropic-beta"),
                 response_headers=("request-id", "x-should-retry"),
+                request_id_header="request-id",
+                reasons=True,
+                signs_thinking=True,
+            ),
+            WireFormat(
+                id="gemini",
+                protocol="google_gemini",
+                display_name="Google Gemini",
+                path="/v1beta/models/{model}:streamGenerateContent",
+                auth_header="x-goog-api-key",
+                default_endpoint="https://generativelanguage.googleapis.com",
+                key_env="GEMINI_API_KEY",
+                default_model="gemini-2.5-flash",
+                demo_model="gemini-2.5-flash",
+                route_precedence=2,
+                gateway="navagent.gateway.gemini",
+                simulator="navagent.fixtures.provider.formats.gemini",
+                stream_query="alt=sse",
+                whole_path="/v1beta/models/{model}:generateContent",
+                auth_query="key",
+                error_fields=("status",),
+                event_line_ending="\r\n",
+                names_calls=False,
+                reasons=True,
+                signs_thinking=True,
             ),
         )
     }
@@ -167,6 +262,10 @@ ROUTE_PROTOCOLS: tuple[str, ...] = tuple(
     dict.fromkeys(row.protocol for row in WIRE_FORMATS.values())
 )
 """The route protocols the Chat service speaks, each once, in registry order."""
+
+
+CAPABILITIES: tuple[str, ...] = ("reasons", "caches_prompts", "signs_thinking", "names_calls")
+"""The boolean row fields a scenario expectation or a test may name instead of format ids."""
 
 
 class UnknownWireFormatError(ValueError):
@@ -185,6 +284,19 @@ def wire_format(format_id: str) -> WireFormat:
         raise UnknownWireFormatError(
             f"unknown wire format {format_id!r} (expected one of: {', '.join(FORMAT_IDS)})"
         ) from None
+
+
+def formats_with(capability: str) -> tuple[str, ...]:
+    """The ids of the formats whose row has the boolean `capability` set (`reasons`, ...).
+
+    Raises:
+        ValueError: `capability` is not a boolean field of `WireFormat`.
+    """
+    if capability not in CAPABILITIES:
+        raise ValueError(
+            f"unknown capability {capability!r} (expected one of: {', '.join(CAPABILITIES)})"
+        )
+    return tuple(row.id for row in WIRE_FORMATS.values() if getattr(row, capability))
 
 
 def protocol_precedence(protocol: str) -> int | None:

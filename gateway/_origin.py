@@ -18,13 +18,14 @@ import json
 from typing import Any
 
 from navagent.core.messages import ThinkingPart
+from navagent.gateway._urls import api_base
 
 __all__ = ["own_payload", "route_origin"]
 
 
 def route_origin(protocol: str, endpoint: str, model: str) -> str:
     """`<protocol>:<12 hex digits of endpoint and model>`; stable across runs."""
-    base = endpoint.strip().rstrip("/").removesuffix("/v1").lower()
+    base = api_base(endpoint).lower()
     digest = hashlib.sha256(f"{base}\n{model.strip()}".encode()).hexdigest()[:12]
     return f"{protocol}:{digest}"
 

@@ -1,6 +1,6 @@
 """Upstream failure classification, shared by both providers.
 
-Both providers report failures the same two ways: an HTTP status with a JSON
+Every provider reports failures the same two ways: an HTTP status with a JSON
 body `{"error": {"type": ..., "message": ..., "code": ...}}` before the
 stream starts, or the same `error` object as an SSE event once it has
 started (Anthropic's `event: error`, an OpenAI data line `{"error": {...}}`).
@@ -77,6 +77,16 @@ _BY_NAME: dict[str, tuple[ErrorCode, bool]] = {
     "invalid_organization": ("auth", False),
     "model_not_found": ("invalid_request", False),
     "context_length_exceeded": ("invalid_request", False),
+    # Google `error.status` (https://ai.google.dev/gemini-api/docs/troubleshooting).
+    "INVALID_ARGUMENT": ("invalid_request", False),
+    "FAILED_PRECONDITION": ("invalid_request", False),
+    "NOT_FOUND": ("invalid_request", False),
+    "UNAUTHENTICATED": ("auth", False),
+    "PERMISSION_DENIED": ("auth", False),
+    "RESOURCE_EXHAUSTED": ("rate_limited", True),
+    "INTERNAL": ("upstream_unavailable", True),
+    "UNAVAILABLE": ("overloaded", True),
+    "DEADLINE_EXCEEDED": ("timeout", True),
 }
 
 # Names that say more than the status they come with: a 429 for an exhausted
@@ -131,18 +141,25 @@ def chat_error(
     )
 
 
-def error_from_payload(payload: Any, *, provider: str, status: int | None = None) -> ChatError:
+def error_from_payload(
+    payload: Any,
+    *,
+    provider: str,
+    status: int | None = None,
+    fields: tuple[str, ...] = ("code", "type"),
+) -> ChatError:
     """Build a `ChatError` from a provider's `error` value (usually a dict).
 
-    Accepts whatever shape arrived: a dict with `message`/`type`/`code`, a
-    bare string, or anything else (then only the provider name and status
-    are reported).
+    Accepts whatever shape arrived: a dict with `message` and the naming
+    `fields` (the registry row's `error_fields`: `code`/`type`, Google's
+    `status`), a bare string, or anything else (then only the provider name
+    and status are reported).
     """
     names: tuple[str | None, ...] = ()
     message = ""
     if isinstance(payload, dict):
-        code, kind = payload.get("code"), payload.get("type")
-        names = tuple(str(value) for value in (code, kind) if isinstance(value, str | int))
+        values = [payload.get(name) for name in fields]
+        names = tuple(str(value) for value in values if isinstance(value, str | int))
         raw = payload.get("message")
         message = raw if isinstance(raw, str) else ""
     elif isinstance(payload, str):
@@ -152,13 +169,17 @@ def error_from_payload(payload: Any, *, provider: str, status: int | None = None
     return chat_error(message, status=status, names=names)
 
 
-def error_from_response(status: int, body: bytes, *, provider: str) -> ChatError:
+def error_from_response(
+    status: int, body: bytes, *, provider: str, fields: tuple[str, ...] = ("code", "type")
+) -> ChatError:
     """Build a `ChatError` from a failed HTTP response (status >= 400) and its body.
 
     Copes with JSON error bodies of both providers, JSON without an `error`
     object, plain text, HTML error pages from proxies and empty bodies: the
     message is then the status line, plus short plain text when there was
-    some. HTML is never copied into the message.
+    some. HTML is never copied into the message. `fields` as in
+    `error_from_payload`. A JSON array holding one error object (what Google
+    sends for a failed `streamGenerateContent` without `alt=sse`) is read as it.
     """
     text = body.decode("utf-8", "replace").strip()
     payload: Any = None
@@ -167,12 +188,14 @@ def error_from_response(status: int, body: bytes, *, provider: str) -> ChatError
             payload = json.loads(text)
         except ValueError:
             payload = None
+    if isinstance(payload, list) and len(payload) == 1:
+        payload = payload[0]
     if isinstance(payload, dict):
         error = payload.get("error")
         if isinstance(error, dict | str) and error:
-            return error_from_payload(error, provider=provider, status=status)
+            return error_from_payload(error, provider=provider, status=status, fields=fields)
         if isinstance(payload.get("message"), str):
-            return error_from_payload(payload, provider=provider, status=status)
+            return error_from_payload(payload, provider=provider, status=status, fields=fields)
     summary = f"{provider} returned HTTP {status} {_reason(status)}".rstrip()
     if text and payload is None and not _looks_like_html(text):
         summary = f"{summary}: {text}"

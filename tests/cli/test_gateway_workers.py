@@ -32,7 +32,7 @@ REQUEST = pb.ChatStreamRequest(messages=[pb.ChatMessage(role="user", content="hi
 async def _slow_ok(conn: Connection) -> None:
     """A complete answer spread over about 1.5 s."""
     await conn.head()
-    for piece in conn.text("one ", "two ", "three ", "four ", "five"):
+    for piece in conn.text("one ", "two ", "three ", "four ", "five").events:
         await conn.chunk(piece)
         await asyncio.sleep(0.1)
     await conn.end()

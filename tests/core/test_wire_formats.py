@@ -27,6 +27,7 @@ from navagent.core.wire_formats import (
     ROUTE_PROTOCOLS,
     WIRE_FORMATS,
     UnknownWireFormatError,
+    formats_with,
     protocol_precedence,
     wire_format,
 )
@@ -40,11 +41,14 @@ from navagent.fixtures.harness import (
 from navagent.fixtures.harness._cassette import REQUEST_HEADERS_KEPT, RESPONSE_HEADERS_KEPT
 from navagent.fixtures.provider import SimulatedProvider, _format, simulate
 from navagent.fixtures.provider._format import plugin_for
+from navagent.fixtures.provider._kit import kit_for
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.routes import CHAT_PROTOCOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = list(WIRE_FORMATS.values())
+UNREGISTERED = "no-such-format"
+"""A format id no row has (the example was once `gemini`, before it had a row)."""
 
 
 def _choices(app: typer.Typer, option: str, command: str | None = None) -> tuple[str, ...]:
@@ -91,7 +95,8 @@ def test_the_gateway_posts_to_the_registered_path_with_the_registered_auth_heade
     upstream = PROTOCOLS[row.protocol].build_request(
         request, endpoint="https://api.example", model="m", api_key="k"
     )
-    assert upstream.url == "https://api.example" + row.path
+    url = "https://api.example" + row.request_path("m")
+    assert upstream.url == (f"{url}?{row.stream_query}" if row.stream_query else url)
     assert row.auth_header in {name.lower() for name in upstream.headers}
 
 
@@ -106,14 +111,15 @@ def test_cli_choices_are_the_registered_formats() -> None:
 
 def test_the_demo_refuses_an_unregistered_format_at_once() -> None:
     with pytest.raises(UnknownWireFormatError):
-        DemoStack(provider="gemini")
+        DemoStack(provider=UNREGISTERED)
 
 
 def test_the_simulator_answers_every_registered_format_on_its_path() -> None:
     with SimulatedProvider() as sim, httpx.Client(base_url=sim.base_url) as client:
         for row in ROWS:
-            # No credentials: the format's own refusal, never a 404.
-            assert client.post(row.sim_path, content=b"{}").status_code == 401, row.id
+            # No credentials: the format's own refusal (its kit says which), never a 404.
+            status = client.post(row.sim_prefix + row.request_path("m"), content=b"{}").status_code
+            assert status == kit_for(row.id).missing_key_status, row.id
         assert client.post("/v1/unknown", content=b"{}").status_code == 404
     assert [record.provider for record in sim.requests] == [*FORMAT_IDS, None]
 
@@ -125,8 +131,8 @@ def test_each_format_has_its_simulator_plugin(row) -> None:
 
 def test_a_format_without_a_registry_row_cannot_be_simulated() -> None:
     # Issue 22: the shared code once answered any format it did not know as Responses.
-    with pytest.raises(UnknownWireFormatError, match="gemini"):
-        simulate("gemini", {"model": "m", "input": "hi"})
+    with pytest.raises(UnknownWireFormatError, match=UNREGISTERED):
+        simulate(UNREGISTERED, {"model": "m", "input": "hi"})
 
 
 def test_a_row_whose_module_has_no_plugin_fails_naming_both(monkeypatch) -> None:
@@ -144,6 +150,7 @@ SHARED_SIMULATOR_MODULES = (
     "_errors",
     "_ids",
     "_format",
+    "_kit",
 )
 
 
@@ -186,7 +193,26 @@ def test_scenario_files_take_every_registered_format_and_no_other() -> None:
     assert [scenario.model_for(row.id) for row in ROWS] == [f"model-{row.id}" for row in ROWS]
     default = _scenario(turns=turns)
     assert [default.model_for(row.id) for row in ROWS] == [row.default_model for row in ROWS]
-    with pytest.raises(ScenarioError, match="unknown wire format 'gemini'"):
-        _scenario(models={"gemini": "g"}, turns=turns)
-    with pytest.raises(ScenarioError, match="unknown wire format 'gemini'"):
-        _scenario(turns=[{"user": "hi", "expect": {"thinking": ["gemini"]}}])
+    with pytest.raises(ScenarioError, match=f"unknown wire format '{UNREGISTERED}'"):
+        _scenario(models={UNREGISTERED: "g"}, turns=turns)
+    with pytest.raises(ScenarioError, match=f"unknown wire format '{UNREGISTERED}'"):
+        _scenario(turns=[{"user": "hi", "expect": {"thinking": [UNREGISTERED]}}])
+
+
+# --- what a row says about its API -----------------------------------------------
+
+
+def test_a_row_with_the_model_in_its_path_reads_it_back() -> None:
+    for row in ROWS:
+        path = row.sim_prefix + row.request_path("some-model")
+        assert row.match_path(path) == ("some-model" if row.model_in_path else "")
+        assert row.match_path(path + "/more") is None
+        others = [other for other in ROWS if other.match_path(path) is not None]
+        assert others[:1] == [row], row.id
+
+
+def test_capabilities_name_formats_instead_of_lists() -> None:
+    assert formats_with("reasons") == tuple(row.id for row in ROWS if row.reasons)
+    assert set(formats_with("caches_prompts")) <= set(FORMAT_IDS)
+    with pytest.raises(ValueError, match="unknown capability 'thinks'"):
+        formats_with("thinks")

@@ -4,8 +4,9 @@ A raw asyncio HTTP/1.1 server (no framework, so it can misbehave at the byte
 level: stall before its headers, lie about its content encoding, reset the
 connection mid-body). A route selects its behaviour by endpoint path:
 `http://127.0.0.1:PORT/f/<fault>` makes the gateway POST to
-`/f/<fault>/v1/chat/completions` or `/f/<fault>/v1/messages`, and the path's
-last part picks the wire format. Every connection is recorded (headers, body,
+`/f/<fault>` plus its format's path (`/v1/messages`, ...), and the registry
+row whose path matches picks the wire format, whose test kit
+(`navagent.fixtures.provider._kit`) gives the bytes. Every connection is recorded (headers, body,
 bytes the gateway actually read, whether it hung up), so tests can assert on
 what the gateway sent and on back-pressure.
 """
@@ -18,19 +19,10 @@ import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
-from tests.gateway.provider_bodies import (
-    anthropic_error_body,
-    anthropic_error_event,
-    anthropic_text,
-    openai_chunk,
-    openai_error_body,
-    openai_text,
-    responses_error_event,
-    responses_event,
-    responses_text,
-    sse,
-)
+from navagent.core.wire_formats import WIRE_FORMATS, WireFormat
+from navagent.fixtures.provider._kit import FormatKit, TextStream, kit_for, sse_event
 
 SECRET = "LiteralSecret-not-sk-shaped-7Qz9"
 """The routes' key: not credential-shaped, so only the redaction registry can catch it."""
@@ -41,7 +33,7 @@ class Connection:
     """One request the gateway made, and what became of it."""
 
     fault: str
-    protocol: str  # "openai", "responses" or "anthropic"
+    wire: WireFormat
     headers: dict[str, str]
     body: bytes
     reader: asyncio.StreamReader
@@ -72,33 +64,22 @@ class Connection:
         await self.chunk(body)
         await self.end()
 
-    def text(self, *pieces: str, done: bool = True) -> list[bytes]:
-        """The wire's text stream; in every format the deltas are followed by three
-        closing events (two with `done=False`), so negative indexes find them."""
-        if self.protocol == "openai":
-            return openai_text(*pieces, done=done)
-        if self.protocol == "responses":
-            return responses_text(*pieces, done=done)
-        return anthropic_text(*pieces, stop=done)
+    @property
+    def kit(self) -> FormatKit:
+        return kit_for(self.wire.id)
+
+    def text(self, *pieces: str) -> TextStream:
+        """The wire's text stream, in opening events, one delta per piece, closing events."""
+        return self.kit.text(pieces)
 
     def keepalive(self) -> bytes:
-        if self.protocol == "openai":
-            return b": keep-alive\n\n" + openai_chunk({})  # a comment, then an empty delta
-        if self.protocol == "responses":
-            return b": keep-alive\n\n" + responses_event("response.in_progress", response={})
-        return sse({"type": "ping"}, "ping") + b": comment\n\n"
+        return self.kit.keepalive
 
     def error_event(self) -> bytes:
-        if self.protocol == "openai":
-            return sse({"error": {"message": "The server is overloaded", "type": "server_error"}})
-        if self.protocol == "responses":
-            return responses_error_event()
-        return anthropic_error_event("overloaded_error", "Overloaded")
+        return self.kit.error_event
 
-    def error_body(self, message: str, kind: str) -> bytes:
-        if self.protocol == "anthropic":
-            return anthropic_error_body(message, kind)
-        return openai_error_body(message, kind)
+    def error_body(self, status: int, message: str) -> bytes:
+        return self.kit.error_body(status, message)
 
 
 Behaviour = Callable[[Connection], Awaitable[None]]
@@ -106,7 +87,7 @@ Behaviour = Callable[[Connection], Awaitable[None]]
 
 async def _ok(conn: Connection) -> None:
     await conn.head()
-    for piece in conn.text("Hel", "lo"):
+    for piece in conn.text("Hel", "lo").events:
         await conn.chunk(piece)
     await conn.end()
 
@@ -122,8 +103,8 @@ async def _stall_after_headers(conn: Connection) -> None:
 
 async def _keepalive_only(conn: Connection) -> None:
     await conn.head()
-    first = conn.text("x")
-    await conn.chunk(first[0])  # openai: role chunk / anthropic: message_start, no content
+    for event in conn.text("x").opening:  # events without content (none for some formats)
+        await conn.chunk(event)
     while not conn.hung_up.is_set():
         await conn.chunk(conn.keepalive())
         await asyncio.sleep(0.05)
@@ -131,7 +112,7 @@ async def _keepalive_only(conn: Connection) -> None:
 
 async def _keepalive_after_first_token(conn: Connection) -> None:
     await conn.head()
-    for piece in conn.text("first", done=False)[:-2]:  # up to the first delta, no end
+    for piece in conn.text("first").unfinished:  # up to the first delta, no end
         await conn.chunk(piece)
     while not conn.hung_up.is_set():
         await conn.chunk(conn.keepalive())
@@ -140,12 +121,11 @@ async def _keepalive_after_first_token(conn: Connection) -> None:
 
 async def _trickle_forever(conn: Connection) -> None:
     await conn.head()
-    chunks = conn.text("tick ", done=False)
-    delta = len(chunks) - 3  # the one text delta, in either wire format
-    for piece in chunks[:delta]:
+    stream = conn.text("tick ")
+    for piece in stream.opening:
         await conn.chunk(piece)
     while not conn.hung_up.is_set():
-        await conn.chunk(chunks[delta])
+        await conn.chunk(stream.deltas[0])
         await asyncio.sleep(0.05)
 
 
@@ -166,7 +146,7 @@ async def _reset_before_headers(conn: Connection) -> None:
 
 async def _reset_mid_stream(conn: Connection) -> None:
     await conn.head()
-    for piece in conn.text("partial", done=False)[:-2]:
+    for piece in conn.text("partial").unfinished:
         await conn.chunk(piece)
     await asyncio.sleep(0.05)
     conn.writer.transport.abort()
@@ -175,7 +155,7 @@ async def _reset_mid_stream(conn: Connection) -> None:
 async def _unauthorized_echoing_key(conn: Connection) -> None:
     # Providers echo a rejected key; this one puts it right at the gateway's cut.
     message = "Incorrect API key provided. " + "x" * 960 + " " + SECRET + " and more"
-    await conn.full(401, conn.error_body(message, "authentication_error"))
+    await conn.full(401, conn.error_body(401, message))
 
 
 async def _rate_limited_long(conn: Connection) -> None:
@@ -185,12 +165,12 @@ async def _rate_limited_long(conn: Connection) -> None:
         "You can see the response headers for current usage. Please reduce the prompt length "
         "or the maximum tokens requested, or try again later. "
     ) * 4 + "You may also contact sales at https://www.anthropic.com/contact-sales to discuss."
-    await conn.full(429, conn.error_body(message, "rate_limit_error"), retry_after="0")
+    await conn.full(429, conn.error_body(429, message), retry_after="0")
 
 
 async def _error_event_mid_stream(conn: Connection) -> None:
     await conn.head()
-    for piece in conn.text("partial", done=False)[:-2]:
+    for piece in conn.text("partial").unfinished:
         await conn.chunk(piece)
     await conn.chunk(conn.error_event())
     await conn.end()
@@ -198,8 +178,9 @@ async def _error_event_mid_stream(conn: Connection) -> None:
 
 async def _invalid_json(conn: Connection) -> None:
     await conn.head()
-    await conn.chunk(conn.text("ok", done=False)[0])
-    await conn.chunk(sse("{this is not json"))
+    for event in conn.text("ok").opening[:1]:  # an event without content, if the format has one
+        await conn.chunk(event)
+    await conn.chunk(sse_event("{this is not json"))
     await conn.end()
 
 
@@ -207,7 +188,7 @@ async def _truncated(conn: Connection) -> None:
     # Cut before the closing events: a body that ends after OpenAI's finish
     # reason (no [DONE]) is complete, as TGI 2.0 ends every stream (issue 23).
     await conn.head()
-    for piece in conn.text("cut", done=False)[:-2]:
+    for piece in conn.text("cut").unfinished:
         await conn.chunk(piece)
     await conn.end()
 
@@ -215,7 +196,7 @@ async def _truncated(conn: Connection) -> None:
 async def _giant_delta(conn: Connection) -> None:
     """One 3 MB text delta in one event: the client must get it split, or refused."""
     await conn.head()
-    for piece in conn.text("y" * 3_000_000):
+    for piece in conn.text("y" * 3_000_000).events:
         await conn.chunk(piece)
     await conn.end()
 
@@ -233,13 +214,12 @@ FIREHOSE_WORDS = 60_000
 async def _firehose(conn: Connection) -> None:
     """`FIREHOSE_WORDS` one-word deltas as fast as the socket takes them (~11 MB)."""
     await conn.head()
-    chunks = conn.text("word ")
-    delta = len(chunks) - 4  # the one text delta, in either wire format
-    for piece in chunks[:delta]:
+    stream = conn.text("word ")
+    for piece in stream.opening:
         await conn.chunk(piece)
     for _ in range(FIREHOSE_WORDS // 500):
-        await conn.chunk(chunks[delta] * 500)
-    for piece in chunks[delta + 1 :]:
+        await conn.chunk(stream.deltas[0] * 500)
+    for piece in stream.closing:
         await conn.chunk(piece)
     await conn.end()
 
@@ -312,16 +292,9 @@ class FaultUpstream:
                 name, _, value = line.partition(":")
                 headers[name.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length", "0")))
-        path = request_line.split(" ")[1]
+        path = urlsplit(request_line.split(" ")[1]).path
         fault = path.split("/")[2]
-        protocol = (
-            "anthropic"
-            if path.endswith("/messages")
-            else "responses"
-            if path.endswith("/responses")
-            else "openai"
-        )
-        conn = Connection(fault, protocol, headers, body, reader, writer)
+        conn = Connection(fault, _wire_of(path), headers, body, reader, writer)
         # Small kernel buffers, so back-pressure shows within a few hundred KB.
         writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
         self.connections.append(conn)
@@ -330,6 +303,13 @@ class FaultUpstream:
             await BEHAVIOURS[fault](conn)
         finally:
             watcher.cancel()
+
+
+def _wire_of(path: str) -> WireFormat:
+    """The registry row whose path `path` is, under its `/f/<fault>` prefix."""
+    rest = "/" + path.split("/", 3)[3]
+    (row,) = [row for row in WIRE_FORMATS.values() if row.match_path(rest) is not None][:1]
+    return row
 
 
 async def _watch_hangup(conn: Connection) -> None:

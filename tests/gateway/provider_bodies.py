@@ -1,48 +1,40 @@
-"""Small, realistic provider SSE bodies for gateway tests (built, not recorded)."""
+"""Small, realistic provider SSE bodies for gateway tests (built, not recorded).
+
+The text streams are the formats' test kits' (`navagent.fixtures.provider._kit`).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from navagent.fixtures.provider._kit import kit_for, sse_event
+from navagent.fixtures.provider.formats.openai.kit import openai_chunk
+from navagent.fixtures.provider.formats.openai_responses.kit import responses_event
+
+__all__ = [
+    "anthropic_error_body",
+    "anthropic_error_event",
+    "anthropic_text",
+    "openai_chunk",
+    "openai_error_body",
+    "openai_text",
+    "openai_tool_call",
+    "responses_error_event",
+    "responses_event",
+    "responses_text",
+    "sse",
+]
+
 
 def sse(data: Any, event: str | None = None) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    payload = data if isinstance(data, str) else json.dumps(data)
-    return f"{head}data: {payload}\n\n".encode()
-
-
-def openai_chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
-    return sse(
-        {
-            "id": "chatcmpl-test",
-            "object": "chat.completion.chunk",
-            "created": 1,
-            "model": "gpt-test",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-        }
-    )
+    return sse_event(data, event)
 
 
 def openai_text(*pieces: str, done: bool = True) -> list[bytes]:
-    chunks = [openai_chunk({"role": "assistant", "content": ""})]
-    chunks += [openai_chunk({"content": piece}) for piece in pieces]
-    chunks.append(openai_chunk({}, "stop"))
-    chunks.append(
-        sse(
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion.chunk",
-                "created": 1,
-                "model": "gpt-test",
-                "choices": [],
-                "usage": {"prompt_tokens": 11, "completion_tokens": len(pieces), "total_tokens": 0},
-            }
-        )
-    )
-    if done:
-        chunks.append(sse("[DONE]"))
-    return chunks
+    """The kit's Chat Completions text stream; `done=False` drops `[DONE]`."""
+    events = kit_for("openai").text(pieces).events
+    return events if done else events[:-1]
 
 
 def openai_tool_call(call_id: str, name: str, *argument_pieces: str) -> list[bytes]:
@@ -63,58 +55,9 @@ def openai_tool_call(call_id: str, name: str, *argument_pieces: str) -> list[byt
 
 
 def anthropic_text(*pieces: str, stop: bool = True) -> list[bytes]:
-    chunks = [
-        sse(
-            {
-                "type": "message_start",
-                "message": {
-                    "id": "msg_test",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-test",
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 21, "output_tokens": 1},
-                },
-            },
-            "message_start",
-        ),
-        sse(
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-            "content_block_start",
-        ),
-        sse({"type": "ping"}, "ping"),
-    ]
-    chunks += [
-        sse(
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": piece},
-            },
-            "content_block_delta",
-        )
-        for piece in pieces
-    ]
-    chunks.append(sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
-    chunks.append(
-        sse(
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": len(pieces)},
-            },
-            "message_delta",
-        )
-    )
-    if stop:
-        chunks.append(sse({"type": "message_stop"}, "message_stop"))
-    return chunks
+    """The kit's Messages text stream; `stop=False` drops `message_stop`."""
+    events = kit_for("anthropic").text(pieces).events
+    return events if stop else events[:-1]
 
 
 def anthropic_error_event(kind: str = "overloaded_error", message: str = "Overloaded") -> bytes:
@@ -131,63 +74,10 @@ def anthropic_error_body(message: str, kind: str = "overloaded_error") -> bytes:
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
-def responses_event(kind: str, **fields: Any) -> bytes:
-    return sse({"type": kind, **fields}, kind)
-
-
 def responses_text(*pieces: str, done: bool = True) -> list[bytes]:
-    """An OpenAI Responses stream of one message; `done=False` drops `response.completed`."""
-    response = {"id": "resp_test", "object": "response", "status": "in_progress", "output": []}
-    item = {"id": "msg_test", "type": "message", "role": "assistant", "status": "in_progress"}
-    chunks = [
-        responses_event("response.created", response=response),
-        responses_event("response.output_item.added", output_index=0, item={**item, "content": []}),
-        responses_event(
-            "response.content_part.added",
-            item_id="msg_test",
-            output_index=0,
-            content_index=0,
-            part={"type": "output_text", "text": "", "annotations": []},
-        ),
-    ]
-    chunks += [
-        responses_event(
-            "response.output_text.delta",
-            item_id="msg_test",
-            output_index=0,
-            content_index=0,
-            delta=piece,
-        )
-        for piece in pieces
-    ]
-    text = "".join(pieces)
-    part = {"type": "output_text", "text": text, "annotations": []}
-    chunks.append(
-        responses_event(
-            "response.output_text.done",
-            item_id="msg_test",
-            output_index=0,
-            content_index=0,
-            text=text,
-        )
-    )
-    chunks.append(
-        responses_event(
-            "response.output_item.done",
-            output_index=0,
-            item={**item, "status": "completed", "content": [part]},
-        )
-    )
-    if done:
-        usage = {"input_tokens": 11, "output_tokens": len(pieces), "total_tokens": 0}
-        final = {
-            **response,
-            "status": "completed",
-            "output": [{**item, "status": "completed", "content": [part]}],
-            "usage": usage,
-        }
-        chunks.append(responses_event("response.completed", response=final))
-    return chunks
+    """The kit's Responses text stream; `done=False` drops `response.completed`."""
+    events = kit_for("openai-responses").text(pieces).events
+    return events if done else events[:-1]
 
 
 def responses_error_event(message: str = "The server is overloaded") -> bytes:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from navagent.core.wire_formats import FORMAT_IDS, wire_format
+from navagent.fixtures.provider._kit import kit_for
 from navagent.gateway.errors import (
     MAX_MESSAGE_CHARS,
     classify_error,
@@ -92,35 +92,13 @@ def test_clean_message_truncates_and_masks_keys() -> None:
     assert clean_message("  many\n\n  spaces\t") == "many spaces"
 
 
-@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
-def test_error_from_response_uses_the_provider_message(protocol: str) -> None:
-    bodies = {
-        "openai_chat_completions": {
-            "error": {
-                "message": "Rate limit reached for gpt-4o in organization org-x on tokens per min.",
-                "type": "tokens",
-                "param": None,
-                "code": "rate_limit_exceeded",
-            }
-        },
-        "openai_responses": {
-            "error": {
-                "message": "Rate limit reached for gpt-4o in organization org-x on tokens per min.",
-                "type": "tokens",
-                "param": None,
-                "code": "rate_limit_exceeded",
-            }
-        },
-        "anthropic_messages": {
-            "type": "error",
-            "error": {
-                "type": "rate_limit_error",
-                "message": "Rate limit reached for gpt-4o in organization org-x on tokens per min.",
-            },
-        },
-    }
-    error = PROTOCOLS[protocol].error_from_response(429, json.dumps(bodies[protocol]).encode())
-    assert error.message == "Rate limit reached for gpt-4o in organization org-x on tokens per min."
+# Each format's own error body (its kit's), with the provider's message, kept whole.
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_error_from_response_uses_the_provider_message(format_id: str) -> None:
+    message = "Rate limit reached for gpt-4o in organization org-x on tokens per min."
+    body = kit_for(format_id).error_body(429, message)
+    error = PROTOCOLS[wire_format(format_id).protocol].error_from_response(429, body)
+    assert error.message == message
     assert (error.status_code, error.code, error.retryable) == (429, "rate_limited", True)
 
 

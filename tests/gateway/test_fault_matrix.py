@@ -27,7 +27,8 @@ import pytest
 from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from navagent.core.redaction import RedactingFormatter
-from navagent.core.wire_formats import ROUTE_PROTOCOLS
+from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS
+from navagent.fixtures.provider._kit import kit_for
 from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import CHAT_PROTOCOLS, RouteTable, parse_routes
 from navagent.gateway.server import Gateway
@@ -180,8 +181,8 @@ async def call(
 @dataclass(frozen=True)
 class Case:
     fault: str
-    code: int | dict[str, int]
-    """pb.ErrorCode (by protocol when they differ), or OK for a final message."""
+    code: int
+    """pb.ErrorCode, OK for a final message, or KIT: the format's kit says (`error_event_code`)."""
     within_s: float
     says: str = ""
     content_first: bool = False
@@ -190,6 +191,7 @@ class Case:
 
 
 OK = -1
+KIT = -2
 CASES = [
     Case("ok", OK, 2.0),
     Case("firehose", OK, 15.0),
@@ -215,17 +217,8 @@ CASES = [
         "refused the API key of route faulty-unauthorized_echoing_key (api_key_env FAULT_KEY)",
     ),
     Case("rate_limited_long", pb.ERROR_CODE_RATE_LIMITED, 2.0, "rate limit"),
-    Case(
-        "error_event_mid_stream",
-        {  # OpenAI's mid-stream server_error; Anthropic's overloaded_error
-            "openai_chat_completions": pb.ERROR_CODE_UPSTREAM_UNAVAILABLE,
-            "openai_responses": pb.ERROR_CODE_UPSTREAM_UNAVAILABLE,
-            "anthropic_messages": pb.ERROR_CODE_OVERLOADED,
-        },
-        2.0,
-        "verloaded",
-        True,
-    ),
+    # The format's own mid-stream failure (OpenAI server_error, Anthropic overloaded_error, ...).
+    Case("error_event_mid_stream", KIT, 2.0, "verloaded", True),
     Case("invalid_json", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "not valid JSON"),
     Case("truncated", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "ended before", True),
     Case("oversized_event", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 4.0, "larger than 8 MiB"),
@@ -250,7 +243,10 @@ async def test_fault_ends_in_one_clear_outcome(
 
     assert outcome.status == grpc.StatusCode.OK, outcome.details
     terminal = outcome.terminal
-    code = case.code[protocol] if isinstance(case.code, dict) else case.code
+    row = next(row for row in WIRE_FORMATS.values() if row.protocol == protocol)
+    code = case.code
+    if code == KIT:
+        code = pb.ErrorCode.Value(f"ERROR_CODE_{kit_for(row.id).error_event_code.upper()}")
     if code == OK:
         assert terminal.WhichOneof("event") == "message"
     else:
@@ -265,8 +261,7 @@ async def test_fault_ends_in_one_clear_outcome(
 
     # The key travelled stripped, and never came back out.
     (request, *_) = [c for c in upstream.connections if c.fault == case.fault]
-    sent_key = request.headers.get("x-api-key") or request.headers["authorization"]
-    assert sent_key in (SECRET, f"Bearer {SECRET}")
+    assert request.headers[row.auth_header] in (SECRET, f"Bearer {SECRET}")
     assert SECRET.encode() not in outcome.wire()
 
     # Still serving, and the log is one clean line per stream.

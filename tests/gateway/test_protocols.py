@@ -11,32 +11,30 @@ import pytest
 
 from navagent.core.events import MessageComplete, StreamError, TurnEnd
 from navagent.core.messages import ChatRequest, UserMessage
+from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS, WireFormat
+from navagent.fixtures.provider._kit import kit_for
 from navagent.gateway import protocols
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, UpstreamRequest
 from navagent.gateway.sse import SSEDecoder
-from tests.gateway.streams import FAKE_KEY, transcript
+from tests.gateway.streams import FAKE_KEY
 
-TERMINATED = {
-    "openai_chat_completions": transcript("openai", "text_with_usage"),
-    "openai_responses": transcript("openai-responses", "text_with_usage"),
-    "anthropic_messages": transcript("anthropic", "text_two_blocks"),
-}
+
+def row_of(protocol: str) -> WireFormat:
+    """The first registry row speaking `protocol` (flavours share its gateway package)."""
+    return next(row for row in WIRE_FORMATS.values() if row.protocol == protocol)
 
 
 def test_protocols_names() -> None:
-    assert sorted(PROTOCOLS) == [
-        "anthropic_messages",
-        "openai_chat_completions",
-        "openai_responses",
-    ]
+    assert sorted(PROTOCOLS) == sorted(ROUTE_PROTOCOLS)
     assert all(protocol.name == name for name, protocol in PROTOCOLS.items())
 
 
 def test_protocols_registry_is_read_only() -> None:
+    first, second = ROUTE_PROTOCOLS[:2]
     with pytest.raises(TypeError):
-        PROTOCOLS["other"] = PROTOCOLS["anthropic_messages"]  # type: ignore[index]
+        PROTOCOLS["other"] = PROTOCOLS[first]  # type: ignore[index]
     with pytest.raises(FrozenInstanceError):
-        PROTOCOLS["anthropic_messages"].name = "openai_chat_completions"  # type: ignore[misc]
+        PROTOCOLS[first].name = second  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
@@ -48,10 +46,16 @@ def test_protocol_drives_a_whole_stream_the_documented_way(name: str) -> None:
         model="m",
         api_key=FAKE_KEY,
     )
-    assert upstream.body["stream"] is True
+    row = row_of(name)
+    # Streaming is asked for where the row says: in the URL, or with the body's flag.
+    if row.stream_query:
+        assert upstream.url.endswith("?" + row.stream_query) and "stream" not in upstream.body
+    else:
+        assert upstream.body["stream"] is True
+    assert (row.model_in_path and "/m:" in upstream.url) or upstream.body.get("model") == "m"
     decoder, translator = SSEDecoder(), protocol.new_translator()
     events = []
-    body = TERMINATED[name]
+    body = kit_for(row.id).sample("text")
     for start in range(0, len(body), 4096):
         for sse in decoder.feed(body[start : start + 4096]):
             events += translator.handle(sse)
@@ -75,9 +79,7 @@ def test_protocol_empty_body_is_a_truncated_stream(name: str) -> None:
     translator = PROTOCOLS[name].new_translator()
     (event,) = translator.finish()
     assert isinstance(event, StreamError)
-    assert event.error.message.endswith(
-        ("before [DONE]", "before message_stop", "before response.completed")
-    )
+    assert event.error.message.endswith(f"before {type(translator).terminator}")  # type: ignore[attr-defined]
     assert event.error.retryable
 
 
@@ -97,18 +99,11 @@ def test_upstream_request_repr_hides_headers() -> None:
         "navagent.gateway._types",
         "navagent.gateway._urls",
         "navagent.gateway._origin",
-        "navagent.gateway.openai",
-        "navagent.gateway.openai.wire",
-        "navagent.gateway.openai.request",
-        "navagent.gateway.openai.stream",
-        "navagent.gateway.openai_responses",
-        "navagent.gateway.openai_responses.wire",
-        "navagent.gateway.openai_responses.request",
-        "navagent.gateway.openai_responses.stream",
-        "navagent.gateway.anthropic",
-        "navagent.gateway.anthropic.wire",
-        "navagent.gateway.anthropic.request",
-        "navagent.gateway.anthropic.stream",
+        *(
+            f"{row.gateway}{module}"
+            for row in WIRE_FORMATS.values()
+            for module in ("", ".wire", ".request", ".stream")
+        ),
     ],
 )
 def test_gateway_module_exports_are_sorted_and_defined(module: str) -> None:
@@ -134,6 +129,7 @@ def test_gateway_never_imports_the_sdks() -> None:
         stripped = line.strip()
         assert not stripped.startswith(("import openai", "import anthropic", "import httpx2"))
         assert not stripped.startswith(("from openai", "from anthropic", "from httpx2"))
+        assert not stripped.startswith(("import google.genai", "from google import genai"))
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))

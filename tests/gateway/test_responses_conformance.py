@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from navagent.core.events import MessageComplete, StreamError, StreamEvent
+from navagent.fixtures.provider._kit import kit_for
 from navagent.gateway.errors import clean_message
 from navagent.gateway.openai_responses import ResponsesStreamTranslator
 from navagent.gateway.sse import SSEDecoder
@@ -164,4 +165,10 @@ def test_responses_transcript_matches_sdk(path: Path) -> None:
     body = path.read_bytes()
     events, _ = run(random_chunks(body, seed=1, max_size=13))
     assert events == run([body])[0]
+    if path.stem == kit_for("openai-responses").samples["error"]:
+        # A failed stream: the SDK raises (no response.completed), we end in a StreamError.
+        with pytest.raises(RuntimeError, match="response.completed"):
+            responses_expected(body)
+        assert isinstance(events[-1], StreamError)
+        return
     assert_matches(responses_expected(body), events)

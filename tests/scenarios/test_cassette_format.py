@@ -8,9 +8,12 @@ from typing import Any
 import pytest
 from vcr.request import Request
 
+from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormat, wire_format
 from navagent.fixtures.harness import RequestShape, _serializer, compare_requests, load_cassette
 from navagent.fixtures.harness._cassette import _keep_response_headers, _request_filter
 from navagent.fixtures.harness._matching import json_body_matcher, json_changes, unified_json_diff
+from navagent.fixtures.provider._kit import kit_for
+from navagent.gateway.protocols import PROTOCOLS
 from tests.scenarios.conftest import CASSETTES
 
 
@@ -169,3 +172,35 @@ def test_requests_are_compared_by_position() -> None:
     )
     moved = compare_requests([a], [RequestShape("POST", "/v1/chat/completions", {"n": 0})])
     assert moved is not None and moved.changes == ["POST /v1/messages -> POST /v1/chat/completions"]
+
+
+# A format may take its key in a header of its own or in the URL's query (the
+# row's `auth_header`, `auth_query`: Gemini's `x-goog-api-key`, `?key=`): a
+# cassette keeps neither, whatever the key looks like.
+@pytest.mark.parametrize("row", list(WIRE_FORMATS.values()), ids=FORMAT_IDS)
+def test_a_key_in_the_query_or_the_key_header_is_never_recorded(row: WireFormat) -> None:
+    secret = "PlainKey0123456789"
+    path = row.request_path("m")
+    query = "&".join(
+        part for part in (row.stream_query, row.auth_query and f"{row.auth_query}={secret}") if part
+    )
+    request = Request(
+        "POST",
+        f"http://127.0.0.1:40123{path}?{query}",
+        b"{}",
+        {row.auth_header: secret, "content-type": "application/json"},
+    )
+    kept = _request_filter("http://simulated-provider.invalid", redacting=True)(request)
+    assert set(kept.headers) == {"content-type"}
+    expected = f"http://simulated-provider.invalid{path}"
+    assert kept.uri == (f"{expected}?{row.stream_query}" if row.stream_query else expected)
+    assert secret in request.uri or not row.auth_query  # the live request is untouched
+
+
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_a_key_echoed_in_a_url_is_redacted_from_errors(format_id: str) -> None:
+    secret = "PlainKey0123456789"
+    message = f"Bad request to /v1/models/m:generateContent?key={secret}"
+    body = kit_for(format_id).error_body(400, message)
+    error = PROTOCOLS[wire_format(format_id).protocol].error_from_response(400, body)
+    assert secret not in error.message and "key=[redacted]" in error.message

@@ -9,9 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from navagent.cli.app import app
+from navagent.core.wire_formats import FORMAT_IDS
 from tests.scenarios.conftest import CASSETTES, CopyCase
 
-LINE = re.compile(r"^(PASS|FAIL)  (\S+\[(openai|openai-responses|anthropic)\]) +\d+\.\d\ds(  .+)?$")
+LINE = re.compile(
+    rf"^(PASS|FAIL)  (\S+\[({'|'.join(map(re.escape, FORMAT_IDS))})\]) +\d+\.\d\ds(  .+)?$"
+)
 
 
 @pytest.fixture
@@ -23,20 +26,21 @@ def test_list_shows_ids_turns_cassettes_and_descriptions(
     runner: CliRunner, copy_case: CopyCase, monkeypatch
 ) -> None:
     folder = copy_case("providers", "parallel-logs")
-    (folder.parent / "cassettes" / "anthropic" / "parallel-logs.yaml").unlink()
+    missing = FORMAT_IDS[-1]
+    (folder.parent / "cassettes" / missing / "parallel-logs.yaml").unlink()
     monkeypatch.chdir(folder.parent)
 
     result = runner.invoke(app, ["scenario", "list"])
 
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
+    every = " ".join(FORMAT_IDS)
     assert re.match(
-        r"^parallel-logs  1 turn    missing: anthropic {17}One request that needs two", lines[0]
+        rf"^parallel-logs  1 turn    missing: {missing} +One request that needs two", lines[0]
     )
-    assert re.match(
-        r"^providers      2 turns   openai openai-responses anthropic  Credential providers",
-        lines[1],
-    )
+    assert re.match(rf"^providers      2 turns   {every}  Credential providers", lines[1])
+    # The cassette column is as wide as the list of every format.
+    assert lines[0].index("One request") == lines[1].index("Credential")
     assert lines[-1] == "2 scenarios"
 
 
@@ -51,14 +55,11 @@ def test_replay_prints_a_line_per_replay_and_a_total(
     assert result.exit_code == 0, result.output
     *lines, total = result.output.splitlines()
     assert [LINE.match(line).group(1, 2) for line in lines] == [  # type: ignore[union-attr]
-        ("PASS", "providers[openai]"),
-        ("PASS", "providers[openai-responses]"),
-        ("PASS", "providers[anthropic]"),
-        ("PASS", "unknown-sandbox[openai]"),
-        ("PASS", "unknown-sandbox[openai-responses]"),
-        ("PASS", "unknown-sandbox[anthropic]"),
+        ("PASS", f"{scenario}[{format_id}]")
+        for scenario in ("providers", "unknown-sandbox")
+        for format_id in FORMAT_IDS
     ]
-    assert re.fullmatch(r"6 passed, 0 failed in \d+\.\ds", total)
+    assert re.fullmatch(rf"{2 * len(FORMAT_IDS)} passed, 0 failed in \d+\.\ds", total)
 
 
 def test_replay_exits_1_and_gives_the_first_reason_when_one_fails(

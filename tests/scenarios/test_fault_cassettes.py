@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from navagent.core.wire_formats import FORMAT_IDS, WireFormatId
+from navagent.core.wire_formats import FORMAT_IDS, WireFormatId, wire_format
 from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
 from navagent.fixtures.provider._respond import is_content_delta
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
@@ -28,7 +28,8 @@ def _interactions(scenario_id: str, provider: str) -> list[dict[str, Any]]:
 
 
 def _content_deltas(body: str, provider: WireFormatId) -> int:
-    events = [event + "\n\n" for event in body.split("\n\n") if event.strip()]
+    blank = wire_format(provider).event_line_ending * 2  # the format's own event end
+    events = [event + blank for event in body.split(blank) if event.strip()]
     return sum(is_content_delta(event.encode(), provider) for event in events)
 
 

@@ -77,10 +77,10 @@ def test_formats_limits_the_items_and_nav_formats_the_run(
 def test_an_unknown_format_in_the_settings_is_a_usage_error(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    pytester.makepyprojecttoml(PYPROJECT + 'nav_formats = ["gemini"]\n')
+    pytester.makepyprojecttoml(PYPROJECT + 'nav_formats = ["no-such-format"]\n')
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*nav_formats: unknown format(s) gemini*"])
+    result.stderr.fnmatch_lines(["*nav_formats: unknown format(s) no-such-format*"])
 
 
 def test_the_fixture_runs_a_marked_or_inline_scenario_and_shows_its_transcript(

@@ -19,7 +19,7 @@ asyncio_default_fixture_loop_scope = "function"
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Two scenarios (six items), each with tool calls, and their cassettes."""
+    """Two scenarios (an item per format each), each with tool calls, and their cassettes."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makepyprojecttoml(PYPROJECT)
     (pytester.path / "scenarios").mkdir()
@@ -49,9 +49,9 @@ def test_the_first_command_of_a_session_is_a_process_the_rest_run_in_process(
     pytester: pytest.Pytester, project: Path
 ) -> None:
     result = pytester.runpytest("-p", "no:randomly")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=2 * len(FORMAT_IDS))
     total, processes, _ = _counts(result)
-    assert processes == 1 and total >= 6
+    assert processes == 1 and total >= 2 * len(FORMAT_IDS)
     assert "(nav_tool_processes = first)" in result.stdout.str()
 
 
@@ -60,7 +60,7 @@ def test_nav_tool_processes_every_runs_each_command_as_a_process(
 ) -> None:
     pytester.makepyprojecttoml(PYPROJECT + 'nav_tool_processes = "every"\n')
     result = pytester.runpytest("-p", "no:randomly", "scenarios/providers.yaml")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=len(FORMAT_IDS))
     total, processes, here = _counts(result)
     assert processes == total and here == 0
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from navagent.core.tools import TOOLS_BY_NAME
+from navagent.core.wire_formats import formats_with
 from navagent.fixtures.harness import (
     Scenario,
     ScenarioError,
@@ -235,7 +236,7 @@ turns:
     [
         ("[]", "expected at least one of"),
         ("[openai, openai]", "a format is listed twice"),
-        ("[gemini]", "formats[0]: unknown wire format 'gemini'"),
+        ("[no-such-format]", "formats[0]: unknown wire format 'no-such-format'"),
     ],
 )
 def test_bad_formats_are_named(formats: str, expected: str) -> None:
@@ -317,3 +318,15 @@ def test_timeouts_are_options_with_bounds() -> None:
         "scenarios/sample.yaml:3: options.idle_timeout: expected greater than or equal to 0.3,"
         " got float: 0.1",
     )
+
+
+# Issue 30: an expectation names a capability of the registry rows, not a list
+# of formats that a new row would have to be added to.
+def test_a_capability_stands_for_every_format_that_has_it() -> None:
+    text = (
+        "id: x\ndescription: d\nturns:\n"
+        "  - user: hi\n    expect: {thinking: reasons, cached: [caches_prompts]}\n"
+    )
+    expect = parse_scenario(text, source="x.yaml").turns[0].expect
+    assert expect.thinking == formats_with("reasons")
+    assert expect.cached == formats_with("caches_prompts")
