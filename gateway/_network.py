@@ -164,8 +164,23 @@ class _Body(httpx.AsyncByteStream):
         self._connection = response.connection.protocol if response.connection else None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        import aiohttp
+
+        content = self._response.content
         with _httpx_errors(self._request, self._connection):
-            async for chunk in self._response.content.iter_any():
+            while True:
+                try:
+                    chunk = await content.readany()
+                except aiohttp.ClientError:
+                    # aiohttp raises a failure ahead of the bytes that came before
+                    # it; those are the provider's last events: hand them on first.
+                    left = _buffered(content)
+                    if not left:
+                        raise
+                    yield left
+                    raise
+                if not chunk:
+                    return
                 yield chunk
 
     async def aclose(self) -> None:
@@ -212,6 +227,16 @@ def _httpx_errors(
         raise httpx.RemoteProtocolError(_reason(exc), request=request) from exc
     except (aiohttp.ClientError, OSError) as exc:
         raise httpx.ReadError(_reason(exc), request=request) from exc
+
+
+def _buffered(content: aiohttp.StreamReader) -> bytes:
+    """What `content` holds unread, once it has failed.
+
+    aiohttp has no public way to it: `readany` raises the failure first. Its
+    buffer is read directly (tests/gateway/test_network.py pins that the bytes
+    before a reset are handed on, so an aiohttp that changes this fails there).
+    """
+    return content._read_nowait(-1) if content._buffer else b""
 
 
 def _socket_error(connection: ResponseHandler | None) -> OSError | None:

@@ -81,7 +81,10 @@ class Provider:
                 )
                 body = chunked(BODY)
                 if self.cut:
-                    writer.write(head + body[: len(body) // 2])
+                    # A reset follows whole events (the bytes must still arrive);
+                    # a clean cut stops half-way through one.
+                    sent = chunked(BODY[:1])[:-5] if self.reset else body[: len(body) // 2]
+                    writer.write(head + sent)
                     await writer.drain()
                     if self.reset:
                         await asyncio.sleep(0.05)
@@ -221,6 +224,22 @@ async def test_a_body_cut_by_a_reset_is_a_read_error_in_the_sockets_words() -> N
     async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
         with pytest.raises(httpx.ReadError, match=r"^\[Errno 104\] Connection reset by peer$"):
             await post(client, f"http://127.0.0.1:{port}/v1")
+    await provider.stop()
+
+
+async def test_the_bytes_before_a_reset_are_handed_on_before_its_error() -> None:
+    # aiohttp raises a failure ahead of what it had buffered: those bytes are the
+    # provider's last events, and the recorder keeps them "as the wire did it".
+    provider = Provider(reset=True)
+    port = await provider.start()
+    received = bytearray()
+    async with httpx.AsyncClient(transport=upstream_transport(httpx.Limits())) as client:
+        async with client.stream("POST", f"http://127.0.0.1:{port}/v1", content=b"{}") as response:
+            await asyncio.sleep(0.3)  # not reading: the event and then the reset are buffered
+            with pytest.raises(httpx.ReadError, match="Connection reset by peer"):
+                async for chunk in response.aiter_raw():
+                    received += chunk
+    assert bytes(received) == BODY[0]
     await provider.stop()
 
 
