@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeAlias
+from urllib.parse import quote, unquote
 
 WireFormatId: TypeAlias = str
 """A key of `WIRE_FORMATS` (`openai`, ...); `wire_format()` checks one."""
@@ -130,8 +131,12 @@ class WireFormat:
         object.__setattr__(self, "model_in_path", "{model}" in self.path)
 
     def request_path(self, model: str) -> str:
-        """The path of a request for `model` (the model filled in where the path has it)."""
-        return self.path.replace("{model}", model)
+        """The path of a request for `model` (the model filled in where the path has it).
+
+        The model is percent-encoded: a `/`, `?`, `#` or `..` in a model name
+        never changes which URL is asked for.
+        """
+        return self.path.replace("{model}", quote(model, safe=""))
 
     def match_path(self, path: str, *, whole: bool = False) -> str | None:
         """The model named by `path` if it is this format's (simulator) path, else None.
@@ -149,7 +154,7 @@ class WireFormat:
         if not (path.startswith(head) and path.endswith(tail)):
             return None
         model = path[len(head) : len(path) - len(tail)]
-        return model if model and "/" not in model else None
+        return unquote(model) if model and "/" not in model else None
 
     @property
     def cassette_folder(self) -> str:

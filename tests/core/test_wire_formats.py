@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 import typer.main
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from navagent.cli.agent_cmd import agent_app
 from navagent.cli.demo import DemoStack
@@ -209,6 +211,18 @@ def test_a_row_with_the_model_in_its_path_reads_it_back() -> None:
         assert row.match_path(path + "/more") is None
         others = [other for other in ROWS if other.match_path(path) is not None]
         assert others[:1] == [row], row.id
+
+
+@settings(max_examples=200)
+@given(model=st.text(min_size=1, max_size=40))
+def test_a_model_in_the_path_never_changes_which_url_is_asked_for(model: str) -> None:
+    # `../x`, `m?key=...`, `m#frag`, `a/b`: the model stays one path segment.
+    for row in (row for row in ROWS if row.model_in_path):
+        url = httpx.URL("https://api.example" + row.request_path(model))
+        assert url.host == "api.example" and not url.query and not url.fragment
+        template = httpx.URL("https://api.example" + row.request_path("m"))
+        assert url.raw_path.count(b"/") == template.raw_path.count(b"/")  # as sent, encoded
+        assert row.match_path(row.sim_prefix + row.request_path(model)) == model
 
 
 def test_capabilities_name_formats_instead_of_lists() -> None:
