@@ -239,11 +239,11 @@ async def _translate(
     `GATHER_BYTES` at a time with the loop free in between), so a provider
     writing faster than the client reads costs merged deltas, not a message
     per token. The exception is the first content: it leaves alone, as soon
-    as it is translated, and the rest of its read follows as the next batch,
-    so a burst after a pause (fast providers, buffering proxies) costs the
-    client no time to first delta. Each wait runs under a deadline (first
-    content, then content progress); no wait spans a yield, so a slow client
-    is never blamed on the provider.
+    as it is translated, and the rest of its read follows as the next batch
+    (`FLUSH_FIRST_S` later), so a burst after a pause (fast providers,
+    buffering proxies) costs the client no time to first delta. Each wait
+    runs under a deadline (first content, then content progress); no wait
+    spans a yield, so a slow client is never blamed on the provider.
     """
     events = _BodyEvents(translator)
     chunks = BodyChunks(response.aiter_bytes())
