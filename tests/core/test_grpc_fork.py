@@ -23,7 +23,7 @@ BUSY_GRPC_THEN_FORK = textwrap.dedent(
     """
     import asyncio, json, os, pty, sys
 
-    import navagent.fixtures  # what the pytest plugin loads first
+    import navagent.fixtures.harness.pytest_plugin  # what pytest loads first
 
     import grpc
 
@@ -93,14 +93,37 @@ def test_children_forked_while_grpc_is_busy_all_run_their_program() -> None:
     assert not failed, f"{len(failed)} of {FORKS} children died before exec: {failed[:3]}"
 
 
-@pytest.mark.parametrize("package", ["core", "gateway", "cli", "fixtures"])
-def test_every_package_turns_the_fork_handlers_off_before_grpc_loads(package: str) -> None:
-    code = (
-        f"import os, sys; import navagent.{package}; "
-        "print(os.environ.get('GRPC_ENABLE_FORK_SUPPORT'), 'grpc' in sys.modules)"
-    )
+GRPC_IMPORT_WATCH = textwrap.dedent(
+    """
+    import importlib, os, sys
+
+    seen = []
+
+    class Watch:
+        def find_spec(self, name, path=None, target=None):
+            if name == "grpc":
+                seen.append(os.environ.get("GRPC_ENABLE_FORK_SUPPORT"))
+
+    sys.meta_path.insert(0, Watch())
+    importlib.import_module(sys.argv[1])
+    import grpc  # where the entry loads grpc later, lazily
+    print(seen)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "navagent.cli.app",  # `nav`
+        "navagent.fixtures.harness.pytest_plugin",  # the pytest plugin
+        "navagent.gateway.server",
+        "navagent.core.chat_client",
+    ],
+)
+def test_fork_handlers_are_off_when_grpc_loads_from_every_entry(entry: str) -> None:
     env = {key: value for key, value in os.environ.items() if key != "GRPC_ENABLE_FORK_SUPPORT"}
-    assert fresh_python(code, env=env).split() == ["false", "False"]
+    assert fresh_python(GRPC_IMPORT_WATCH, entry, env=env).strip() == "['false']"
 
 
 def test_a_fork_setting_the_user_chose_is_kept() -> None:
