@@ -109,9 +109,18 @@ def _token(literal: str, rest: str, flags: int = 0) -> re.Pattern[str]:
     literal instead of trying every position (twenty times faster).
     """
     lit = re.escape(literal)
-    return re.compile(f"{lit}(?:(?<!\\w{lit})|(?<=\\\\[nrt]{lit})){rest}", flags)
+    pattern = re.compile(f"{lit}(?:(?<!\\w{lit})|(?<=\\\\[nrt]{lit})){rest}", flags)
+    if not flags & re.I:
+        _LITERALS[pattern.pattern] = literal
+    return pattern
 
 
+_LITERALS: dict[str, str] = {}
+"""The literal each case-sensitive `_token` shape starts with: a text without
+it is not searched (`in` is a fast scan; each search has a fixed cost)."""
+
+
+_TELEGRAM = re.compile(r"(?<![0-9])[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}(?![0-9A-Za-z_\-])")
 _BEARER = _token("bearer", r"\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)", re.I)
 HAND_SHAPES: tuple[Shape, ...] = (
     # detect-secrets' OpenAI detector knows only the legacy `T3BlbkFJ` keys;
@@ -122,6 +131,24 @@ HAND_SHAPES: tuple[Shape, ...] = (
     ("a Hugging Face token (hf_...)", _token("hf_", r"[A-Za-z0-9]{30,}")),
     ("a GitHub token", _token("github_pat_", r"[A-Za-z0-9_]{30,}")),
     ("a Google API key", _token("AIza", r"[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")),
+    ("a Google OAuth access token", _token("ya29.", r"[0-9A-Za-z_\-]{20,}")),
+    ("a Groq API key", _token("gsk_", r"[A-Za-z0-9]{20,}")),
+    ("an xAI API key", _token("xai-", r"[A-Za-z0-9]{20,}")),
+    *(("a DigitalOcean token", _token(f"do{k}_v1_", r"[a-f0-9]{64}")) for k in "opr"),
+    *(("a HashiCorp Vault token", _token(f"hv{k}.", r"[A-Za-z0-9_\-]{20,}")) for k in "sbr"),
+    ("a Shopify token", _token("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
+    ("a Linear API key", _token("lin_api_", r"[A-Za-z0-9]{32,}")),
+    ("a Notion token", _token("secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])")),
+    ("a Notion token", _token("ntn_", r"[A-Za-z0-9]{40,}")),
+    ("an Atlassian API token", _token("ATATT3", r"[A-Za-z0-9_\-=]{20,}")),
+    ("a Databricks token", _token("dapi", r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])")),
+    ("a Pulumi token", _token("pul-", r"[a-f0-9]{40}")),
+    ("a Mailgun key", _token("key-", r"[a-f0-9]{32}(?![A-Za-z0-9])")),
+    ("a Doppler token", _token("dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}")),
+    ("an age secret key", _token("AGE-SECRET-KEY-1", r"[02-9AC-HJ-NP-Z]{58}")),
+    # detect-secrets' Telegram plugin takes any `12345678:` + 35 characters
+    # (log lines); the second part of a bot token starts with `AA`.
+    ("a Telegram bot token", _TELEGRAM),
     # Its Slack detector needs numeric segments (`xoxb-1-2-abc`); newer tokens have none.
     ("a Slack token", _token("xox", r"[abposre]-[A-Za-z0-9\-]{10,}")),
     # Wire-level credentials: a bearer token anywhere (a header, a curl command).
@@ -221,10 +248,36 @@ _HAND_AWS_SECRET_KEY = re.compile(
     r"(?i)aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[=:]\s*['\"]?"
     r"(?P<secret>[0-9a-zA-Z/+]{40})(?![0-9a-zA-Z/+])"
 )
+_AUTH_SCHEMES = (
+    r"(?:basic|digest|token|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|vapid"
+    r"|aws4-hmac-sha256|dpop|gnap|privatetoken|concealed|apikey|api-key|key|sso-key|oauth)"
+)
+"""HTTP authentication schemes (IANA's registry, and a few vendors'): they stay,
+the credential after them is masked."""
 _CREDENTIAL_HEADER = re.compile(
-    # `proxy-authorization`, `x-api-key` and `set-cookie` end in these names.
-    r"(?i)(?:authorization|api-key|cookie)(?<![A-Za-z0-9]{2}cookie)"
-    r"['\"]?[ \t]*[:=][ \t]*['\"]?(?P<secret>(?!bearer\s)[^\s'\",;]{4,})"
+    # `proxy-authorization` and `x-api-key` end in these names.
+    r"(?i)(?:authorization|api-key)['\"]?[ \t]*[:=][ \t]*['\"]?"
+    rf"(?:{_AUTH_SCHEMES}[ \t]+)?"
+    rf"(?P<secret>(?!bearer\s|{_AUTH_SCHEMES}[ \t])(?=[A-Za-z0-9+/._~\-])[^\s'\",;]{{4,}})"
+)
+_COOKIE_HEADER = re.compile(
+    # `Cookie: a=1; b=2` and `Set-Cookie: ...`: from the first `name=` to the
+    # end of the line, its quote or an escape (`xcookie:` is another name).
+    r"(?i)cookie(?<![A-Za-z0-9]{2}cookie)['\"]?[ \t]*[:=][ \t]*['\"]?"
+    r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]{1,1000})"
+)
+_AUTH_VALUE = re.compile(
+    # Docker's `"auth": "<base64 user:password>"`, npm's `_auth=<base64>`.
+    r"(?i)(?<![A-Za-z0-9])auth(?:\\?['\"])?[ \t]*(?P<op>[:=])[ \t]*(?:\\?['\"])?"
+    r"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"
+)
+_FLAG_NAMES = tuple(f"--{name}" for name in (
+    "password", "passwd", "token", "api-key", "apikey", "secret", "client-secret",
+    "access-token", "auth-token", "private-key",
+))  # fmt: skip
+_FLAG_VALUE = re.compile(
+    # `--token VALUE` on a command line (`--token=VALUE` is a keyword assignment).
+    rf"(?i)(?:{'|'.join(_FLAG_NAMES)})[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{{3,255}})"
 )
 _HEADER_KEY = re.compile(
     # A YAML mapping key (a recorded header) whose value follows on the next lines.
@@ -236,7 +289,7 @@ _UNQUOTED_KEYWORD = re.compile(
     # Matched where its keyword starts (`IN_CONTEXT`): not inside a word, but
     # after `_`, `.`, `-` (`DB_PASSWORD`) or an escape (`\\npassword`).
     r"(?i)(?:(?<![A-Za-z0-9])|(?<=[_.\-])|(?<=\\[nrt]))"
-    r"(?:password|passwd|passphrase|pwd|pass|secret|secret_?key|secret_?access_?key|api_?key"
+    r"(?:password|passwd|passphrase|pgpassword|pwd|pass|secret|secret_?key|secret_?access_?key|api_?key"
     r"|access_?key|private_?key|auth_?key|client_?secret|token|access_?token|auth_?token"
     r"|refresh_?token|credentials?)(?:\\?['\"])?[ \t]*(?P<op>:|=)[ \t]*(?:\\?['\"`])?"
     r"(?P<secret>(?!\[redacted\])[^\s'\"`,;\\\[\]{}()<>]{4,256})"
@@ -302,7 +355,7 @@ def _spellings(*words: str) -> tuple[str, ...]:
 _DENYLIST_STARTS = _spellings(*_keyword.DENYLIST)
 """Where a match of the keyword detector's denylist (`api_?key|...|secret`) can start."""
 _KEYWORD_STARTS = _spellings(
-    "pass", "pwd", "secret", "api_?key", "access_?key", "private_?key", "auth_?key",
+    "pass", "pgpass", "pwd", "secret", "api_?key", "access_?key", "private_?key", "auth_?key",
     "client_?secret", "token", "access_?token", "auth_?token", "refresh_?token", "credential",
 )  # fmt: skip
 
@@ -311,7 +364,10 @@ IN_CONTEXT: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
     *((kind, shape, _DENYLIST_STARTS, False) for kind, shape in _keyword_shapes()),
     (_AWS_SECRET_KEY[0], _AWS_SECRET_KEY[1], ("aws",), False),
     ("an AWS secret access key", _HAND_AWS_SECRET_KEY, ("aws",), False),
-    ("a credential header", _CREDENTIAL_HEADER, _HEADER_NAMES, False),
+    ("a credential header", _CREDENTIAL_HEADER, ("authorization", "api-key"), False),
+    ("a credential header", _COOKIE_HEADER, ("cookie",), False),
+    ("a registry auth value", _AUTH_VALUE, ("auth",), False),
+    ("a secret given as a command-line flag", _FLAG_VALUE, _FLAG_NAMES, False),
     ("a credential header", _HEADER_KEY, _HEADER_NAMES, True),
     ("a secret assigned to a keyword", _UNQUOTED_KEYWORD, _KEYWORD_STARTS, False),
 )
@@ -325,6 +381,7 @@ SECRET_SHAPES: tuple[Shape, ...] = (*HAND_SHAPES, *_ANYWHERE)
 
 _ANCHORS: dict[str, tuple[str, int, int]] = {
     _BEARER.pattern: ("bearer", 0, 4200),
+    _TELEGRAM.pattern: (":aa", 10, 34),
     MailchimpDetector.denylist[0].pattern: ("-us", 32, 4),
     SlackDetector.denylist[0].pattern: ("xox", 0, 400),
     SlackDetector.denylist[1].pattern: ("hooks.slack.com", 8, 400),
@@ -436,6 +493,9 @@ def find_secrets(
     if len(lowered) != len(text):  # a character whose lower case is longer: keep positions
         lowered = "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
     for kind, shape in SECRET_SHAPES:
+        literal = _LITERALS.get(shape.pattern)
+        if literal is not None and literal not in text:
+            continue
         anchor = _ANCHORS.get(shape.pattern)
         if anchor is None:
             found += _shape_matches(kind, shape, text, 0, len(text))
@@ -507,6 +567,8 @@ def _in_context(text: str, lowered: str) -> list[SecretMatch]:
             if shape is _UNQUOTED_KEYWORD and not (
                 match.group("op") == "=" or _secret_like(match.group("secret"))
             ):
+                continue
+            if shape is _AUTH_VALUE and not _secret_like(match.group("secret")):
                 continue
             if last > first and text[first:last] not in (REDACTED, REDACTED_IN_URL):
                 found.append(SecretMatch(kind, first, last))

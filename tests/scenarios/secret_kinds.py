@@ -23,6 +23,8 @@ _LOWER_ALNUM = string.ascii_lowercase + string.digits
 _UPPER_ALNUM = string.ascii_uppercase + string.digits
 _HEX = "0123456789abcdef"
 _B64 = _ALNUM + "+/"
+_URLSAFE = _ALNUM + "-_"
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,11 @@ def planted_secrets(rng: random.Random) -> list[Planted]:
     cloudant = _pick(rng, _HEX, 64)
     softlayer = _pick(rng, _LOWER_ALNUM, 64)
     npm = "npm" + "_" + _pick(rng, _ALNUM, 36)
+    basic = base64.b64encode(f"ops:{_pick(rng, _ALNUM, 14)}".encode()).decode()
+    cookie = _pick(rng, _URLSAFE, 32)
+    registry = base64.b64encode(f"ci:{_pick(rng, _ALNUM, 20)}".encode()).decode()
+    flag = _pick(rng, _ALNUM, 32)
+    pg_password = _pick(rng, _ALNUM, 16)
     simple = {
         "a JSON Web Token": jwt,
         "an AWS access key id": "AK" + "IA" + _pick(rng, _UPPER_ALNUM, 16),
@@ -95,6 +102,22 @@ def planted_secrets(rng: random.Random) -> list[Planted]:
         "an Anthropic API key (sk-ant-...)": "sk-" + "ant-api03-" + _pick(rng, _ALNUM, 40),
         "an OpenAI-style secret key (sk-...)": "sk-" + "proj-" + _pick(rng, _ALNUM, 40),
         "a Google API key": "AI" + "za" + _pick(rng, _ALNUM, 35),
+        "a Google OAuth access token": "ya" + "29." + _pick(rng, _URLSAFE, 60),
+        "a Groq API key": "gs" + "k_" + _pick(rng, _ALNUM, 52),
+        "an xAI API key": "xa" + "i-" + _pick(rng, _ALNUM, 80),
+        "a DigitalOcean token": "do" + "p_v1_" + _pick(rng, _HEX, 64),
+        "a HashiCorp Vault token": "hv" + "s." + _pick(rng, _URLSAFE, 90),
+        "a Shopify token": "sh" + "pat_" + _pick(rng, _HEX, 32),
+        "a Linear API key": "lin" + "_api_" + _pick(rng, _ALNUM, 40),
+        "a Notion token": "nt" + "n_" + _pick(rng, _ALNUM, 46),
+        "an Atlassian API token": "ATA" + "TT3" + _pick(rng, _URLSAFE, 180),
+        "a Databricks token": "da" + "pi" + _pick(rng, _HEX, 32),
+        "a Pulumi token": "pu" + "l-" + _pick(rng, _HEX, 40),
+        "a Mailgun key": "ke" + "y-" + _pick(rng, _HEX, 32),
+        "a Doppler token": "dp" + ".pt." + _pick(rng, _ALNUM, 43),
+        "an age secret key": "AGE-" + "SECRET-KEY-1" + _pick(rng, _BECH32, 58),
+        "a Telegram bot token": f"{rng.randrange(10**8, 10**10)}:" + "AA"
+        + _pick(rng, _URLSAFE, 33),
         "an Azure storage account key": "AccountKey=" + _pick(rng, _ALNUM, 88),
     }  # fmt: skip
     found = [Planted(kind, value, (value,)) for kind, value in simple.items()]
@@ -117,6 +140,15 @@ def planted_secrets(rng: random.Random) -> list[Planted]:
         ),
         Planted("a secret assigned to a keyword", f"api_key: {api_key}", (api_key,)),
         Planted("a bearer token", f"Authorization: Bearer {bearer}", (bearer,)),
+        Planted("a credential header", f"Authorization: Basic {basic}", (basic,)),
+        Planted("a credential header", f"Cookie: theme=dark; sid={cookie}", (cookie,)),
+        Planted(
+            "a registry auth value",
+            f'{{"auths": {{"registry.example.invalid": {{"auth": "{registry}"}}}}}}',
+            (registry,),
+        ),
+        Planted("a secret given as a command-line flag", f"nav login --token {flag}", (flag,)),
+        Planted("a secret assigned to a keyword", f"PGPASSWORD={pg_password} psql", (pg_password,)),
         Planted("a secret assigned to a keyword", f"cos_hmac_secret_access_key = {ibm}", (ibm,)),
         Planted("a secret assigned to a keyword", f"cloudant_password = {cloudant}", (cloudant,)),
         Planted("a secret assigned to a keyword", f"softlayer_api_key = {softlayer}", (softlayer,)),

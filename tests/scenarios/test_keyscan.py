@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from navagent.core.redaction import distinct_secrets
+from navagent.core.redaction import distinct_secrets, redact
 from navagent.fixtures.harness import (
     SimulatedCluster,
     load_scenario,
@@ -68,6 +68,31 @@ def test_ordinary_text_and_simulator_ids_are_not_keys() -> None:
         "the bearer of bad news\n"
     )
     assert scan_text(text) == []
+
+
+def test_look_alikes_of_prefixed_tokens_flags_and_auth_values_are_not_keys() -> None:
+    text = (
+        "docker login --password-stdin; terraform init --token-file creds.txt\n"
+        "auth: required, cookie: none\n"
+        "at 12:34:56 job 12345678:AAbb failed; key-value pairs; dapi is a word\n"
+        "xai-grok-2 and gsk_short and secret_name are names\n"
+    )
+    assert scan_text(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Authorization: Basic dXNlcjpodW50ZXIyaHVudGVyMg==", "Authorization: Basic [redacted]"),
+        ("Authorization: token 0123456789abcdef0123", "Authorization: token [redacted]"),
+        ("Cookie: theme=dark; sid=0123456789abcdef", "Cookie: [redacted]"),
+        ('"text":"Cookie: "}', '"text":"Cookie: "}'),  # a header cut between stream events
+        ("nav login --token 0123456789abcdef done", "nav login --token [redacted] done"),
+    ],
+)
+def test_a_header_keeps_its_scheme_and_loses_every_credential(text: str, kept: str) -> None:
+    assert redact(text) == kept
+    assert redact(kept) == kept
 
 
 async def test_a_replay_fails_when_its_cassette_holds_a_key(
