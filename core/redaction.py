@@ -14,14 +14,17 @@ what a secret is. It finds:
   Stripe, GitLab, GitHub, npm, PyPI, Slack, Twilio, SendGrid, Mailchimp,
   Discord, Azure storage, Square, OpenAI, and the keyword detector
   (`password = "..."`). Not its Artifactory and Telegram plugins (`AP` + 9
-  letters, 8 digits + colon: they flag log lines), its public-IP one (not a
-  secret), nor its Cloudant, IBM and SoftLayer ones (`cloudant_password =
-  ...`: the keyword rule below masks those values already);
+  letters, 8 digits + colon: they flag log lines; a stricter Telegram shape
+  is a hand shape), its public-IP one (not a secret), nor its Cloudant, IBM
+  and SoftLayer ones (`cloudant_password = ...`: the keyword rule below masks
+  those values already);
 - whole private-key blocks (PEM, PGP, SSH2, PuTTY) from their first line to
   their last, or to the end of the text (`detect-secrets` flags the header);
 - a value after a keyword (`DB_PASSWORD=...`, `api_key: ...`, quoted or not);
-- a few shapes `detect-secrets` lacks, kept by hand (`HAND_SHAPES`, each
-  says why).
+- shapes `detect-secrets` lacks, kept by hand: tokens that name their
+  issuer by a literal prefix (`HAND_SHAPES`, each says why), the credential
+  after an HTTP auth scheme, cookies, registry `auth` values and secrets
+  given as command-line flags (`IN_CONTEXT`).
 
 detect-secrets reports values, not positions, so its regular expressions are
 run here directly to get spans. Speed (logs and recordings pass here): shapes
