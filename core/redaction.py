@@ -271,7 +271,7 @@ _COOKIE_HEADER = re.compile(
 )
 _AUTH_VALUE = re.compile(
     # Docker's `"auth": "<base64 user:password>"`, npm's `_auth=<base64>`.
-    r"(?i)(?<![A-Za-z0-9])auth(?:\\?['\"])?[ \t]*(?P<op>[:=])[ \t]*(?:\\?['\"])?"
+    r"(?i)(?<![A-Za-z0-9])auth(?:\\?['\"])?[ \t]*[:=][ \t]*(?:\\?['\"])?"
     r"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"
 )
 _FLAG_NAMES = tuple(f"--{name}" for name in (
@@ -367,10 +367,11 @@ IN_CONTEXT: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
     *((kind, shape, _DENYLIST_STARTS, False) for kind, shape in _keyword_shapes()),
     (_AWS_SECRET_KEY[0], _AWS_SECRET_KEY[1], ("aws",), False),
     ("an AWS secret access key", _HAND_AWS_SECRET_KEY, ("aws",), False),
-    ("a credential header", _CREDENTIAL_HEADER, ("authorization", "api-key"), False),
+    # One scan finds where both `auth...` shapes may start; one finds every `--`.
+    ("a credential header", _CREDENTIAL_HEADER, ("auth", "api-key"), False),
+    ("a registry auth value", _AUTH_VALUE, ("auth", "api-key"), False),
     ("a credential header", _COOKIE_HEADER, ("cookie",), False),
-    ("a registry auth value", _AUTH_VALUE, ("auth",), False),
-    ("a secret given as a command-line flag", _FLAG_VALUE, _FLAG_NAMES, False),
+    ("a secret given as a command-line flag", _FLAG_VALUE, ("--",), False),
     ("a credential header", _HEADER_KEY, _HEADER_NAMES, True),
     ("a secret assigned to a keyword", _UNQUOTED_KEYWORD, _KEYWORD_STARTS, False),
 )
