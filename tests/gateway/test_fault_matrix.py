@@ -16,7 +16,7 @@ import logging
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -364,6 +364,24 @@ async def test_a_slow_client_pushes_back_on_the_provider(upstream: FaultUpstream
         await client.aclose()
 
 
+async def settled(read: Callable[[], int], *, quiet_s: float = 0.5, within_s: float = 20.0) -> int:
+    """`read()` once it stayed the same for `quiet_s`; fails if still changing after `within_s`.
+
+    Buffers fill at the machine's pace: a loaded one takes longer to reach
+    the point where nothing moves, but a stream that is not held back never does.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    value = read()
+    while True:
+        await asyncio.sleep(quiet_s)
+        now = read()
+        if now == value:
+            return value
+        assert loop.time() < deadline, f"still moving after {within_s} s: {value} -> {now}"
+        value = now
+
+
 async def read_slowly(gateway: Gateway, upstream: FaultUpstream) -> None:
     # No BDP probing: the client's HTTP/2 window stays at its 64 KiB default.
     options = [("grpc.http2.bdp_probe", 0)]
@@ -372,13 +390,10 @@ async def read_slowly(gateway: Gateway, upstream: FaultUpstream) -> None:
             pb.ChatStreamRequest(messages=HELLO, routing_hint="case")
         )
         stream = rpc.__aiter__()
-        first = await anext(stream)
-        await asyncio.sleep(0.7)  # the client stops reading
+        first = await anext(stream)  # then the client stops reading
         (connection,) = upstream.connections
-        held = connection.bytes_sent
-        await asyncio.sleep(0.5)
         # The provider is blocked: the gateway stopped reading, and TCP pushed back.
-        assert connection.bytes_sent == held
+        held = await settled(lambda: connection.bytes_sent)
         events = [first] + [event async for event in stream]
     assert events[-1].HasField("message"), events[-1]
     text = "".join(e.content_delta.text for e in events if e.HasField("content_delta"))
