@@ -34,6 +34,7 @@ from navagent.gateway.routes import CHAT_PROTOCOLS, RouteTable, parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.service import StreamLimits
 from navagent.gateway.settings import GatewaySettings
+from tests.core.fake_programs import wait_until
 from tests.gateway.fault_upstream import FIREHOSE_WORDS, SECRET, FaultUpstream, fault_upstream
 
 PROTOCOLS = ROUTE_PROTOCOLS
@@ -339,7 +340,8 @@ async def test_a_client_closing_right_after_the_final_message_logs_ok(
                 if event.HasField("message"):
                     rpc.cancel()  # hang up the moment the answer is complete
                     break
-    await asyncio.sleep(0.2)
+    await wait_until(lambda: len(logs.stream_lines) >= 10)
+    await asyncio.sleep(0.1)  # a late eleventh line would show here
     assert [line.rsplit("outcome=", 1)[1] for line in logs.stream_lines] == ["ok"] * 10
 
 

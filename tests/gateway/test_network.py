@@ -19,6 +19,7 @@ from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.upstream import Upstream
 from tests.certs import make_pki
+from tests.core.fake_programs import wait_until
 from tests.gateway.provider_bodies import openai_text
 
 BODY = openai_text("one", "two")
@@ -250,6 +251,7 @@ async def test_a_full_pool_queues_requests_and_times_out_as_a_connect_timeout() 
     limits = httpx.Limits(max_connections=2, max_keepalive_connections=2)
     async with httpx.AsyncClient(transport=upstream_transport(limits)) as client:
         bodies = [asyncio.create_task(post(client, url)) for _ in range(6)]
+        assert await wait_until(lambda: provider.most_open >= 2)
         await asyncio.sleep(0.1)
         assert provider.most_open == 2  # the others wait for a connection
         with pytest.raises(httpx.ConnectTimeout):
