@@ -15,9 +15,9 @@ from pathlib import Path
 
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import discover_scenarios, plan_replays
-from navagent.fixtures.harness._invariants import INVARIANTS
-from navagent.fixtures.harness._sweep import GridResult, SweepOptions, run_sweep
-from navagent.fixtures.harness._sweep_report import summary_line
+from navagent.fixtures.harness.sweep._invariants import INVARIANTS
+from navagent.fixtures.harness.sweep._report import summary_line
+from navagent.fixtures.harness.sweep._run import GridResult, SweepOptions, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_S = 300.0

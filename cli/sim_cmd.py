@@ -75,7 +75,7 @@ def provider(
     so a retry of the same request, or the same conversation sent again, gets
     a normal answer. times=N fails N requests (times=always: every one);
     step=N fails the Nth request of the turn instead of the first. Restart the
-    simulator to make a marker fire again. Grammar: fixtures/provider/_faults.py.
+    simulator to make a marker fire again. Grammar: fixtures/provider/wire/_faults.py.
     """
     from navagent.fixtures.provider import SimulatedProvider
 

@@ -1,6 +1,6 @@
 """Small, realistic provider SSE bodies for gateway tests (built, not recorded).
 
-The text streams are the formats' test kits' (`navagent.fixtures.provider._kit`).
+The text streams are the formats' test kits' (`navagent.fixtures.provider.wire._kit`).
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from navagent.fixtures.provider._kit import kit_for, sse_event
 from navagent.fixtures.provider.formats.openai.kit import openai_chunk
 from navagent.fixtures.provider.formats.openai_responses.kit import responses_event
+from navagent.fixtures.provider.wire._kit import kit_for, sse_event
 
 __all__ = [
     "anthropic_error_body",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from navagent.core.wire_formats import FORMAT_IDS, wire_format
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.provider.wire._kit import kit_for
 from navagent.gateway.errors import (
     MAX_MESSAGE_CHARS,
     classify_error,

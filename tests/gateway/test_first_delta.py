@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from navagent.core.events import MessageComplete, StreamEvent, TextDelta
 from navagent.core.messages import ChatRequest, UserMessage
 from navagent.core.wire_formats import FORMAT_IDS, wire_format
-from navagent.fixtures.provider._format import ParsedBody, plugin_for
-from navagent.fixtures.provider._ids import IdSource
-from navagent.fixtures.provider._script import Script
+from navagent.fixtures.provider.wire._format import ParsedBody, plugin_for
+from navagent.fixtures.provider.wire._ids import IdSource
+from navagent.fixtures.provider.wire._script import Script
 from navagent.gateway import upstream as upstream_module
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.routes import Route, parse_routes

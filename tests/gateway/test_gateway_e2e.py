@@ -22,7 +22,7 @@ from navagent.core.messages import AssistantMessage
 from navagent.core.tools import TOOLS
 from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS
 from navagent.fixtures.provider import SimulatedProvider
-from navagent.fixtures.provider._format import plugin_for
+from navagent.fixtures.provider.wire._format import plugin_for
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings

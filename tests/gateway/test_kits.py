@@ -12,7 +12,7 @@ import pytest
 
 from navagent.core.events import StreamError, ThinkingDelta
 from navagent.core.wire_formats import FORMAT_IDS
-from navagent.fixtures.provider._kit import SAMPLE_KINDS, SampleKind, kit_for
+from navagent.fixtures.provider.wire._kit import SAMPLE_KINDS, SampleKind, kit_for
 from tests.gateway.streams import final_message, random_chunks, stream_error, translate
 
 

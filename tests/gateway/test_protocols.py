@@ -12,7 +12,7 @@ import pytest
 from navagent.core.events import MessageComplete, StreamError, TurnEnd
 from navagent.core.messages import ChatRequest, UserMessage
 from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS, WireFormat
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.provider.wire._kit import kit_for
 from navagent.gateway import protocols
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, UpstreamRequest
 from navagent.gateway.sse import SSEDecoder

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from navagent.core.events import MessageComplete, StreamError, StreamEvent
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.provider.wire._kit import kit_for
 from navagent.gateway.errors import clean_message
 from navagent.gateway.openai_responses import ResponsesStreamTranslator
 from navagent.gateway.sse import SSEDecoder

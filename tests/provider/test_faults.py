@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from navagent.fixtures.provider import Fault, SimulatedProvider, parse_fault, parse_marker
-from navagent.fixtures.provider._faults import FaultBook, MarkerFault, strip_markers
-from navagent.fixtures.provider._respond import is_content_delta
+from navagent.fixtures.provider.wire._faults import FaultBook, MarkerFault, strip_markers
+from navagent.fixtures.provider.wire._respond import is_content_delta
 from tests.provider import _helpers as h
 
 HEADERS = {"authorization": "Bearer k", "x-api-key": "k", "anthropic-version": "2023-06-01"}

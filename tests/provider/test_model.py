@@ -17,8 +17,15 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from navagent.fixtures.provider import TOOL_NAMES, Conversation, Plan, PlannedCall, plan_reply
-from navagent.fixtures.provider._model import SUMMARY_HEADING
+from navagent.fixtures.provider import (
+    TOOL_NAMES,
+    Conversation,
+    Plan,
+    PlannedCall,
+    plan_reply,
+    plugin_for,
+)
+from navagent.fixtures.provider.model._reply import SUMMARY_HEADING
 from tests.provider import _helpers as h
 
 
@@ -184,9 +191,12 @@ def test_no_match_says_so_and_offers_three_examples_that_fit_the_cluster() -> No
 
 
 def test_anthropic_style_prefaces_calls_and_openai_style_does_not() -> None:
-    anthropic = reply("list my sandboxes and show provider gh", provider="anthropic")
+    # The format's plug-in decides; the wire side passes it on in the conversation.
+    assert plugin_for("anthropic").prefaces_tool_calls
+    assert not plugin_for("openai").prefaces_tool_calls
+    anthropic = reply("list my sandboxes and show provider gh", prefaces_tool_calls=True)
     assert anthropic.text == "I'll list your sandboxes and look up provider gh."
-    assert reply("list my sandboxes", provider="openai").text == ""
+    assert reply("list my sandboxes", prefaces_tool_calls=False).text == ""
 
 
 def test_thinking_comes_only_when_asked() -> None:

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from navagent.fixtures.provider import SimHTTPError, simulate
-from navagent.fixtures.provider._ids import sign_thinking
+from navagent.fixtures.provider.wire._ids import sign_thinking
 from tests.provider import _helpers as h
 
 ASSISTANT_CALL = {

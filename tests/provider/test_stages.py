@@ -10,18 +10,18 @@ from __future__ import annotations
 import pytest
 
 from navagent.core.tools import TOOLS_BY_NAME
-from navagent.fixtures.provider._catalog import CATALOG, say
-from navagent.fixtures.provider._knowledge import _READERS
-from navagent.fixtures.provider._language import (
+from navagent.fixtures.provider._types import TOOL_NAMES
+from navagent.fixtures.provider.model._catalog import CATALOG, say
+from navagent.fixtures.provider.model._knowledge import _READERS
+from navagent.fixtures.provider.model._language import (
     DESTRUCTIVE,
     correct,
     detect_intents,
     split_clauses,
 )
-from navagent.fixtures.provider._names import find_names, find_reference
-from navagent.fixtures.provider._tool_output import _SUMMARISERS
-from navagent.fixtures.provider._types import TOOL_NAMES
-from navagent.fixtures.provider._understand import (
+from navagent.fixtures.provider.model._names import find_names, find_reference
+from navagent.fixtures.provider.model._tool_output import _SUMMARISERS
+from navagent.fixtures.provider.model._understand import (
     Context,
     choose_rule,
     read_context,
@@ -209,8 +209,8 @@ CREATED_BUT_FAILED = (
 
 
 def test_a_create_whose_command_failed_says_the_sandbox_was_made() -> None:
-    from navagent.fixtures.provider._knowledge import Knowledge
-    from navagent.fixtures.provider._tool_output import summarise_outcome
+    from navagent.fixtures.provider.model._knowledge import Knowledge
+    from navagent.fixtures.provider.model._tool_output import summarise_outcome
 
     arguments = {"name": "train-2", "command": "python train.py"}
     sentence = summarise_outcome("sandbox_create", arguments, CREATED_BUT_FAILED)
@@ -225,7 +225,7 @@ def test_a_create_whose_command_failed_says_the_sandbox_was_made() -> None:
 
 
 def test_providers_and_routes_can_be_named_by_description() -> None:
-    from navagent.fixtures.provider._knowledge import Knowledge
+    from navagent.fixtures.provider.model._knowledge import Knowledge
 
     knowledge = Knowledge(
         kinds={"github": "gh", "claude": "anthropic"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from navagent.fixtures.provider._tool_output import (
+from navagent.fixtures.provider.model._tool_output import (
     parse_table,
     read_outcome,
     strip_ansi,

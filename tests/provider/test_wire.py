@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from navagent.core.wire_formats import WireFormatId
 from navagent.fixtures.provider import Plan, PlannedCall, SimulatedProvider, simulate
-from navagent.fixtures.provider._ids import sim_clock
-from navagent.fixtures.provider._script import build_script, split_arguments, split_pieces
+from navagent.fixtures.provider.wire._ids import sim_clock
+from navagent.fixtures.provider.wire._script import build_script, split_arguments, split_pieces
 from tests.provider import _helpers as h
 
 HEADERS = {"authorization": "Bearer k", "x-api-key": "k", "anthropic-version": "2023-06-01"}

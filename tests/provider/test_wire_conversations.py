@@ -28,7 +28,7 @@ from navagent.fixtures.provider import (
     PlannedCall,
     SimulatedProvider,
 )
-from navagent.fixtures.provider._kit import SdkChat, kit_for
+from navagent.fixtures.provider.wire._kit import SdkChat, kit_for
 from tests.provider import _helpers as h
 from tests.provider.conversations import CONVERSATIONS
 from tests.provider.talk import Cluster, Turn

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from navagent.fixtures.harness import _serializer, load_cassette
-from navagent.fixtures.harness._record_modes import RECORD_MODES
+from navagent.fixtures.harness import load_cassette
+from navagent.fixtures.harness.cassettes import _serializer
+from navagent.fixtures.harness.record._record_modes import RECORD_MODES
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
 
 pytestmark = pytest.mark.slow

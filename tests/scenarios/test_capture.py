@@ -30,7 +30,7 @@ from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import SessionStore
 from navagent.core.tools import TOOLS
 from navagent.fixtures.harness import CassetteTransport, ExportError, ExportResult, SessionCapture
-from navagent.fixtures.harness import _capture as capture_module
+from navagent.fixtures.harness.record import _capture as capture_module
 from navagent.gateway._network import upstream_transport
 
 
@@ -227,7 +227,7 @@ async def test_a_tool_output_that_does_not_fit_is_not_written_and_stops_the_capt
 async def test_an_appended_provider_file_holds_every_interaction_of_every_turn(
     session: Session,
 ) -> None:
-    from navagent.fixtures.harness import _serializer
+    from navagent.fixtures.harness.cassettes import _serializer
 
     conversation = session.conversation
     said = ["list my sandboxes", "why is gpu-trainer failing?", "what runs on dev-box?"]

@@ -9,10 +9,15 @@ import pytest
 from vcr.request import Request
 
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormat, wire_format
-from navagent.fixtures.harness import RequestShape, _serializer, compare_requests, load_cassette
-from navagent.fixtures.harness._cassette import _keep_response_headers, _request_filter
-from navagent.fixtures.harness._matching import json_body_matcher, json_changes, unified_json_diff
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.harness import RequestShape, compare_requests, load_cassette
+from navagent.fixtures.harness.cassettes import _serializer
+from navagent.fixtures.harness.cassettes._cassette import _keep_response_headers, _request_filter
+from navagent.fixtures.harness.cassettes._matching import (
+    json_body_matcher,
+    json_changes,
+    unified_json_diff,
+)
+from navagent.fixtures.provider.wire._kit import kit_for
 from navagent.gateway.protocols import PROTOCOLS
 from tests.scenarios.conftest import CASSETTES
 

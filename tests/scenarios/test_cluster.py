@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from navagent.fixtures.harness import ClusterError, ScenarioError, SimulatedCluster, parse_scenario
-from navagent.fixtures.harness._model import ClusterSpec, SandboxSpec
+from navagent.fixtures.harness.scenarios._model import ClusterSpec, SandboxSpec
 
 
 def names(state: dict[str, Any], cluster: str = "demo") -> list[str]:

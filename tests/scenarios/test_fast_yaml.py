@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from navagent.fixtures.harness import _fast_yaml
+from navagent.fixtures.harness.scenarios import _fast_yaml
 from tests.scenarios.conftest import ROOT
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -17,7 +17,7 @@ import yaml
 
 from navagent.core.wire_formats import FORMAT_IDS, WireFormatId, wire_format
 from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
-from navagent.fixtures.provider._respond import is_content_delta
+from navagent.fixtures.provider.wire._respond import is_content_delta
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
 
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from navagent.cli.app import app
 from navagent.core.wire_formats import FORMAT_IDS
-from navagent.fixtures.harness import _serializer
+from navagent.fixtures.harness.cassettes import _serializer
 
 PYPROJECT = """
 [tool.pytest.ini_options]

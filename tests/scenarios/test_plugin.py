@@ -14,7 +14,6 @@ from navagent.fixtures.harness import (
     MatchOptions,
     RecordFilters,
     SimulatedCluster,
-    _serializer,
     load_cassette,
     load_scenario,
     real_target,
@@ -22,8 +21,9 @@ from navagent.fixtures.harness import (
     replay_scenario,
     simulated_target,
 )
-from navagent.fixtures.harness._matching import compare_requests
-from navagent.fixtures.harness._model import Scenario
+from navagent.fixtures.harness.cassettes import _serializer
+from navagent.fixtures.harness.cassettes._matching import compare_requests
+from navagent.fixtures.harness.scenarios._model import Scenario
 from navagent.fixtures.provider import SimulatedProvider
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
 

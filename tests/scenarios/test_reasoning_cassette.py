@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from navagent.fixtures.harness import _serializer
+from navagent.fixtures.harness.cassettes import _serializer
 
 CASSETTE = (
     Path(__file__).resolve().parents[2]

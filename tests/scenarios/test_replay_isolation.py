@@ -9,7 +9,7 @@ import pytest
 
 from navagent.core.wire_formats import WireFormatId
 from navagent.fixtures.harness import ReplayResult, SimulatedCluster, load_scenario, replay_scenario
-from navagent.fixtures.harness._runner import StackPool
+from navagent.fixtures.harness.replay._runner import StackPool
 from tests.scenarios.conftest import CopyCase
 
 # create-then-logs creates web-2; create-confirmed-delete-declined creates one

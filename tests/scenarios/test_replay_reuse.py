@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from vcr.request import Request
 
-from navagent.fixtures.harness import _scratch, _serializer, load_cassette
-from navagent.fixtures.harness._matching import brief_mismatches, make_json_body_matcher
+from navagent.fixtures.harness import load_cassette
+from navagent.fixtures.harness.cassettes import _serializer
+from navagent.fixtures.harness.cassettes._matching import brief_mismatches, make_json_body_matcher
+from navagent.fixtures.harness.replay import _scratch
 from tests.scenarios.conftest import CASSETTES
 
 

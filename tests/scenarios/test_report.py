@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from navagent.fixtures.harness import parse_scenario, record_command
-from navagent.fixtures.harness._report import request_turns
+from navagent.fixtures.harness.replay._report import request_turns
 
 SCENARIO = """\
 id: repeats

@@ -36,11 +36,11 @@ from navagent.core.redaction import (
     redact_pieces,
 )
 from navagent.fixtures.harness import load_scenario, scan_text
-from navagent.fixtures.harness._body_redaction import redact_sse
-from navagent.fixtures.harness._capture import SessionCapture
-from navagent.fixtures.harness._recorder import RecordTarget
-from navagent.fixtures.harness._recorder import _source as recorder_source
-from navagent.fixtures.harness._wire import CassetteTransport
+from navagent.fixtures.harness.cassettes._body_redaction import redact_sse
+from navagent.fixtures.harness.cassettes._wire import CassetteTransport
+from navagent.fixtures.harness.record._capture import SessionCapture
+from navagent.fixtures.harness.record._recorder import RecordTarget
+from navagent.fixtures.harness.record._recorder import _source as recorder_source
 from navagent.fixtures.nav_sim._seed import log_line
 from navagent.fixtures.provider import SimulatedProvider
 from tests.cli.harness import run_nav

@@ -12,8 +12,8 @@ import pytest
 from navagent.core._process import run_process
 from navagent.fixtures import nav_sim
 from navagent.fixtures.harness import SimulatedCluster
-from navagent.fixtures.harness._model import ClusterSpec, SandboxSpec
-from navagent.fixtures.harness._sim_executor import NavSimExecutor
+from navagent.fixtures.harness.replay._sim_executor import NavSimExecutor
+from navagent.fixtures.harness.scenarios._model import ClusterSpec, SandboxSpec
 
 # One session of command lines: reads, writes (create, delete, the Deleting
 # state seen once), errors of every kind (clap usage, help, unknown cluster

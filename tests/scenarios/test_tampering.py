@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from navagent.fixtures.harness import SimulatedCluster, _serializer, load_scenario, replay_scenario
+from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
+from navagent.fixtures.harness.cassettes import _serializer
 from navagent.gateway.anthropic import request as anthropic_request
 from navagent.gateway.openai import request as openai_request
 from navagent.gateway.openai_responses import request as responses_request
@@ -223,8 +224,9 @@ async def test_a_cassette_with_an_unusable_source_fails_alone(
 async def test_a_crashing_replay_is_reported_and_the_run_goes_on(
     copy_case: CopyCase, cluster: SimulatedCluster, monkeypatch
 ) -> None:
-    from navagent.fixtures.harness import _runner, plan_replays, replay_all
-    from navagent.fixtures.harness._conversation import run_conversation as real
+    from navagent.fixtures.harness import plan_replays, replay_all
+    from navagent.fixtures.harness.replay import _runner
+    from navagent.fixtures.harness.replay._conversation import run_conversation as real
 
     folder = copy_case("providers", providers=("openai",))
     calls = []

@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 
 from navagent.cli.app import app
 from navagent.core.wire_formats import FORMAT_IDS
-from navagent.fixtures.harness import ScenarioError, _serializer, parse_scenario
+from navagent.fixtures.harness import ScenarioError, parse_scenario
+from navagent.fixtures.harness.cassettes import _serializer
 from navagent.fixtures.harness.pytest_plugin import _FailureBlock
 from tests.scenarios.conftest import CASSETTES, SCENARIOS
 

@@ -20,7 +20,7 @@ from navagent.fixtures.harness import (
     load_tool_cassette,
     parse_scenario,
 )
-from navagent.fixtures.harness._tool_cassette import ToolLog, ToolTape, dump_tool_cassette
+from navagent.fixtures.harness.cassettes._tool_cassette import ToolLog, ToolTape, dump_tool_cassette
 
 SOURCE = ToolSource(kind="real", note="test", cluster="prod", recorded="2026-11-25", scenario="t")
 

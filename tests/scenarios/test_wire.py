@@ -21,8 +21,8 @@ import pytest
 import yaml
 from vcr.errors import CannotOverwriteExistingCassetteException
 
-from navagent.fixtures.harness._cassette import open_cassette
-from navagent.fixtures.harness._wire import GAVE_UP_S, CassetteTransport, body_pieces
+from navagent.fixtures.harness.cassettes._cassette import open_cassette
+from navagent.fixtures.harness.cassettes._wire import GAVE_UP_S, CassetteTransport, body_pieces
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway._network import upstream_transport
 

@@ -18,8 +18,8 @@ import pytest
 
 from navagent.core.errors import NavAgentError
 from navagent.fixtures.harness import load_scenario
-from navagent.fixtures.harness._cassette import load_cassette
-from navagent.fixtures.harness._tool_cassette import load_tool_cassette
+from navagent.fixtures.harness.cassettes._cassette import load_cassette
+from navagent.fixtures.harness.cassettes._tool_cassette import load_tool_cassette
 from navagent.gateway.callers import load_callers
 from navagent.gateway.routes import load_routes
 
