@@ -418,7 +418,9 @@ def sweep(
     Faults: per provider request (429, 500, 503, 529, refused, no first byte),
     per content delta of its response (reset, stall, malformed event, the
     provider's error event, no finish), per tool call (exit, hang, huge, not
-    UTF-8, empty). Invariants and the hook: scenarios/README.md.
+    UTF-8, empty), per response with several tool calls (the calls finishing
+    in other orders, one past its own timeout, a slow create or delete while
+    a read waits). Invariants and the hook: scenarios/README.md.
     """
     from navagent.fixtures.harness._invariants import load_invariants
     from navagent.fixtures.harness._runner import plan_replays

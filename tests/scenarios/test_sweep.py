@@ -295,12 +295,23 @@ EVERY_KIND = (
 """Every fault class at every kind of position (a request, a response's delta, a tool call)."""
 
 
+TIMING_KINDS = ("order=2,1@tool1", "overtime@tool1", "overtime@tool2", "slow-change@tool1")
+"""Every timing fault, where a delete and a read share a response."""
+
+
 def test_no_point_waits_in_real_time_yet_every_deadline_fires() -> None:
     points = tuple(parse_point(text) for text in EVERY_KIND)
     grid = sweep_grid(_job(), SweepOptions(points=points, invariants=dict(INVARIANTS)))  # type: ignore[arg-type]
-    assert grid.error == ""
-    results = {str(result.points[0]): result for result in grid.results[1:]}
-    assert set(results) == set(EVERY_KIND)
+    (timing_job,) = plan_replays(
+        [load_scenario(ROOT / "scenarios" / "delete-beside-read.yaml")], ["openai"]
+    )
+    timing = sweep_grid(
+        timing_job,
+        SweepOptions(points=tuple(map(parse_point, TIMING_KINDS)), invariants=dict(INVARIANTS)),
+    )
+    assert grid.error == "" and timing.error == ""
+    results = {str(result.points[0]): result for result in grid.results[1:] + timing.results[1:]}
+    assert set(results) == {*EVERY_KIND, *TIMING_KINDS}
     for text, result in results.items():
         # Generous (a busy machine stretches wall time), yet a real 5 s wait breaks it.
         assert result.wall_s < 10 * result.cpu_s + 0.5, (
@@ -312,4 +323,6 @@ def test_no_point_waits_in_real_time_yet_every_deadline_fires() -> None:
     assert "timeout" in results["stall@request2+1"].outcome
     assert results["hang@tool1"].outcome == "ok"  # the model is told, and answers
     assert grid.skipped_s > 5 + 5 + 30 - 1
-    assert grid.violations == []
+    assert results["overtime@tool1"].outcome == "ok"  # killed at its own 30 s, skipped
+    assert timing.skipped_s > 30
+    assert grid.violations == [] and timing.violations == []
