@@ -176,12 +176,18 @@ def replay(
         render_transcript,
         replay_all,
     )
+    from navagent.fixtures.harness._team import team_invariants, team_settings
 
     scenarios = _load(paths)
     try:
         match = project_settings(Path.cwd()).match
     except FilterError as exc:
         raise _fail(f"pyproject.toml: {exc}") from None
+    try:
+        team = team_settings(Path.cwd())
+        invariants = team_invariants(team.invariants, team.import_paths)
+    except ValueError as exc:
+        raise _fail(f"nav scenario replay: {exc}") from None
     jobs = [
         job
         for scenario in scenarios
@@ -205,7 +211,7 @@ def replay(
 
     started = time.perf_counter()
     try:
-        results = asyncio.run(replay_all(jobs, on_result=show, match=match))
+        results = asyncio.run(replay_all(jobs, on_result=show, match=match, invariants=invariants))
     except ClusterError as exc:
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
@@ -412,6 +418,13 @@ def sweep(
         ),
     ] = None,
     cassettes: CassettesOption = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Sweep only share I of N (e.g. 2/4) of the scenario x format grids, for a CI"
+            " matrix: the same split on every machine, the N shares together the whole sweep.",
+        ),
+    ] = None,
 ) -> None:
     """Replay scenarios through every fault their cassettes allow; exit 1 on any violation.
 
@@ -427,16 +440,21 @@ def sweep(
     from navagent.fixtures.harness._sweep import (
         GridResult,
         SweepOptions,
-        configured_invariants,
+        parse_shard,
         run_sweep,
+        shard_jobs,
     )
     from navagent.fixtures.harness._sweep_faults import parse_point
     from navagent.fixtures.harness._sweep_report import grid_text, reproducer, summary_line
+    from navagent.fixtures.harness._team import on_import_path, team_settings
 
     scenarios = _load(paths)
     try:
         points = tuple(parse_point(text) for text in point or [])
-        invariants = load_invariants(configured_invariants(Path.cwd()))
+        share = parse_shard(shard) if shard is not None else (1, 1)
+        team = team_settings(Path.cwd())
+        on_import_path(team.import_paths)  # a team's module beside pyproject.toml
+        invariants = load_invariants(team.invariants)
     except ValueError as exc:
         raise _fail(f"nav scenario sweep: {exc}") from None
     jobs = [
@@ -446,12 +464,13 @@ def sweep(
             [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
         )
     ]
+    jobs = shard_jobs(jobs, *share) if shard is not None else jobs
     options = SweepOptions(budget=budget, seed=seed, points=points, invariants=invariants)
 
     def show(grid: GridResult) -> None:
         typer.echo(grid_text(grid))
         for result in grid.violations:
-            typer.echo(reproducer(grid, result))
+            typer.echo(reproducer(grid, result, snapshots=team.snapshots))
 
     started = time.perf_counter()
     grids = run_sweep(jobs, options, on_grid=show)
