@@ -33,17 +33,17 @@ from pathlib import Path
 
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import discover_scenarios, plan_replays
-from navagent.fixtures.harness._cluster import SimulatedCluster
-from navagent.fixtures.harness._invariants import INVARIANTS
-from navagent.fixtures.harness._runner import ReplayJob, StackPool, replay_all
-from navagent.fixtures.harness._sweep import (
+from navagent.fixtures.harness.replay._cluster import SimulatedCluster
+from navagent.fixtures.harness.replay._runner import ReplayJob, StackPool, replay_all
+from navagent.fixtures.harness.sweep._invariants import INVARIANTS
+from navagent.fixtures.harness.sweep._report import summary_line
+from navagent.fixtures.harness.sweep._run import (
     DEFAULT_BUDGET,
     SweepOptions,
     run_sweep,
     shard_jobs,
     sweep_grid,
 )
-from navagent.fixtures.harness._sweep_report import summary_line
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_S = 180.0

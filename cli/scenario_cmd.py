@@ -224,7 +224,7 @@ def replay(
 def _find_scenarios(names: list[str]) -> list[Scenario]:
     """Scenario ids (in the project's folders), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
-    from navagent.fixtures.harness._loader import scenario_files_for
+    from navagent.fixtures.harness.scenarios._loader import scenario_files_for
 
     folders = _project_folders()
     paths: list[Path] = []
@@ -435,18 +435,18 @@ def sweep(
     in other orders, one past its own timeout, a slow create or delete while
     a read waits). Invariants and the hook: scenarios/README.md.
     """
-    from navagent.fixtures.harness._invariants import load_invariants
-    from navagent.fixtures.harness._runner import plan_replays
-    from navagent.fixtures.harness._sweep import (
+    from navagent.fixtures.harness._team import on_import_path, team_settings
+    from navagent.fixtures.harness.replay._runner import plan_replays
+    from navagent.fixtures.harness.sweep._faults import parse_point
+    from navagent.fixtures.harness.sweep._invariants import load_invariants
+    from navagent.fixtures.harness.sweep._report import grid_text, reproducer, summary_line
+    from navagent.fixtures.harness.sweep._run import (
         GridResult,
         SweepOptions,
         parse_shard,
         run_sweep,
         shard_jobs,
     )
-    from navagent.fixtures.harness._sweep_faults import parse_point
-    from navagent.fixtures.harness._sweep_report import grid_text, reproducer, summary_line
-    from navagent.fixtures.harness._team import on_import_path, team_settings
 
     scenarios = _load(paths)
     try:

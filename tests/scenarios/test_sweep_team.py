@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from navagent.cli.app import app
 from navagent.fixtures.harness import load_scenario, plan_replays
-from navagent.fixtures.harness._sweep import parse_shard, shard_jobs
+from navagent.fixtures.harness.sweep._run import parse_shard, shard_jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = "create-confirmed-delete-declined"

@@ -21,17 +21,17 @@ from navagent.core.messages import (
 from navagent.core.nav_cli import NavToolRunner
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import load_scenario, plan_replays, replay_scenario
-from navagent.fixtures.harness._invariants import INVARIANTS, PointRun
-from navagent.fixtures.harness._recorder import record_scenario, simulated_target
-from navagent.fixtures.harness._sweep import SweepOptions, sweep_grid
-from navagent.fixtures.harness._sweep_faults import FaultPoint, FaultSpace, parse_point
-from navagent.fixtures.harness._sweep_report import grid_text, pinned_scenario, reproducer
 from navagent.fixtures.harness._tool_timing import (
     ToolRun,
     killed_at_own_timeout,
     reads_wait_for_changes,
     results_in_call_order,
 )
+from navagent.fixtures.harness.record._recorder import record_scenario, simulated_target
+from navagent.fixtures.harness.sweep._faults import FaultPoint, FaultSpace, parse_point
+from navagent.fixtures.harness.sweep._invariants import INVARIANTS, PointRun
+from navagent.fixtures.harness.sweep._report import grid_text, pinned_scenario, reproducer
+from navagent.fixtures.harness.sweep._run import SweepOptions, sweep_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -246,7 +246,7 @@ def load_scenario_id(text: str) -> str:
 
 
 def test_pinned_faults_are_tool_faults_only() -> None:
-    from navagent.fixtures.harness._model import Scenario
+    from navagent.fixtures.harness.scenarios._model import Scenario
 
     with pytest.raises(ValueError, match="provider fault: pin it as a"):
         Scenario(id="a", description="d", turns=({"user": "hi"},), faults=("reset@request1+1",))
