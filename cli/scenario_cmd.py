@@ -176,12 +176,18 @@ def replay(
         render_transcript,
         replay_all,
     )
+    from navagent.fixtures.harness._team import team_invariants, team_settings
 
     scenarios = _load(paths)
     try:
         match = project_settings(Path.cwd()).match
     except FilterError as exc:
         raise _fail(f"pyproject.toml: {exc}") from None
+    try:
+        team = team_settings(Path.cwd())
+        invariants = team_invariants(team.invariants, team.import_paths)
+    except ValueError as exc:
+        raise _fail(f"nav scenario replay: {exc}") from None
     jobs = [
         job
         for scenario in scenarios
@@ -205,7 +211,7 @@ def replay(
 
     started = time.perf_counter()
     try:
-        results = asyncio.run(replay_all(jobs, on_result=show, match=match))
+        results = asyncio.run(replay_all(jobs, on_result=show, match=match, invariants=invariants))
     except ClusterError as exc:
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
@@ -412,14 +418,24 @@ def sweep(
         ),
     ] = None,
     cassettes: CassettesOption = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Sweep only share I of N (e.g. 2/4) of the scenario x format grids, for a CI"
+            " matrix: the same split on every machine, the N shares together the whole sweep.",
+        ),
+    ] = None,
 ) -> None:
     """Replay scenarios through every fault their cassettes allow; exit 1 on any violation.
 
     Faults: per provider request (429, 500, 503, 529, refused, no first byte),
     per content delta of its response (reset, stall, malformed event, the
     provider's error event, no finish), per tool call (exit, hang, huge, not
-    UTF-8, empty). Invariants and the hook: scenarios/README.md.
+    UTF-8, empty), per response with several tool calls (the calls finishing
+    in other orders, one past its own timeout, a slow create or delete while
+    a read waits). Invariants and the hook: scenarios/README.md.
     """
+    from navagent.fixtures.harness._team import on_import_path, team_settings
     from navagent.fixtures.harness.replay._runner import plan_replays
     from navagent.fixtures.harness.sweep._faults import parse_point
     from navagent.fixtures.harness.sweep._invariants import load_invariants
@@ -427,14 +443,18 @@ def sweep(
     from navagent.fixtures.harness.sweep._run import (
         GridResult,
         SweepOptions,
-        configured_invariants,
+        parse_shard,
         run_sweep,
+        shard_jobs,
     )
 
     scenarios = _load(paths)
     try:
         points = tuple(parse_point(text) for text in point or [])
-        invariants = load_invariants(configured_invariants(Path.cwd()))
+        share = parse_shard(shard) if shard is not None else (1, 1)
+        team = team_settings(Path.cwd())
+        on_import_path(team.import_paths)  # a team's module beside pyproject.toml
+        invariants = load_invariants(team.invariants)
     except ValueError as exc:
         raise _fail(f"nav scenario sweep: {exc}") from None
     jobs = [
@@ -444,12 +464,13 @@ def sweep(
             [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
         )
     ]
+    jobs = shard_jobs(jobs, *share) if shard is not None else jobs
     options = SweepOptions(budget=budget, seed=seed, points=points, invariants=invariants)
 
     def show(grid: GridResult) -> None:
         typer.echo(grid_text(grid))
         for result in grid.violations:
-            typer.echo(reproducer(grid, result))
+            typer.echo(reproducer(grid, result, snapshots=team.snapshots))
 
     started = time.perf_counter()
     grids = run_sweep(jobs, options, on_grid=show)

@@ -287,13 +287,42 @@ def test_pytest_nav_sweep_makes_one_item_per_format_and_fails_with_the_reproduce
     result.stdout.fnmatch_lines(["*[[]never-error[]] a turn failed*", "*replay this point*"])
 
 
-@pytest.mark.parametrize(
-    ("point", "outcome"),
-    [("stall@request1+2", "timeout"), ("no-first-byte@request1", "timeout"), ("hang@tool1", "ok")],
+EVERY_KIND = (
+    *(f"{kind}@request2" for kind in REQUEST_FAULTS),
+    *(f"{kind}@request2+1" for kind in STREAM_FAULTS),
+    *(f"{kind}@tool1" for kind in TOOL_FAULTS),
 )
-def test_timeouts_fire_on_the_virtual_clock_not_after_a_real_wait(point: str, outcome: str) -> None:
-    grid = sweep_grid(_job(), SweepOptions(points=(parse_point(point),)))  # type: ignore[arg-type]
-    (result,) = grid.results[1:]
-    assert outcome in result.outcome
-    # The gateway's 5 s timeout (or the tool's 30 s one) passed on the loop's clock, skipped.
-    assert grid.skipped_s >= 5.0
+"""Every fault class at every kind of position (a request, a response's delta, a tool call)."""
+
+
+TIMING_KINDS = ("order=2,1@tool1", "overtime@tool1", "overtime@tool2", "slow-change@tool1")
+"""Every timing fault, where a delete and a read share a response."""
+
+
+def test_no_point_waits_in_real_time_yet_every_deadline_fires() -> None:
+    points = tuple(parse_point(text) for text in EVERY_KIND)
+    grid = sweep_grid(_job(), SweepOptions(points=points, invariants=dict(INVARIANTS)))  # type: ignore[arg-type]
+    (timing_job,) = plan_replays(
+        [load_scenario(ROOT / "scenarios" / "delete-beside-read.yaml")], ["openai"]
+    )
+    timing = sweep_grid(
+        timing_job,
+        SweepOptions(points=tuple(map(parse_point, TIMING_KINDS)), invariants=dict(INVARIANTS)),
+    )
+    assert grid.error == "" and timing.error == ""
+    results = {str(result.points[0]): result for result in grid.results[1:] + timing.results[1:]}
+    assert set(results) == {*EVERY_KIND, *TIMING_KINDS}
+    for text, result in results.items():
+        # Generous (a busy machine stretches wall time), yet a real 5 s wait breaks it.
+        assert result.wall_s < 10 * result.cpu_s + 0.5, (
+            f"{text} waited: {result.wall_s:.2f}s wall for {result.cpu_s:.2f}s CPU"
+        )
+    # The deadlines still ended the waits, on the clock: the gateway's first-token and
+    # idle timeouts (5 s each) and the tool's own timeout (30 s) all passed, skipped.
+    assert "timeout" in results["no-first-byte@request2"].outcome
+    assert "timeout" in results["stall@request2+1"].outcome
+    assert results["hang@tool1"].outcome == "ok"  # the model is told, and answers
+    assert grid.skipped_s > 5 + 5 + 30 - 1
+    assert results["overtime@tool1"].outcome == "ok"  # killed at its own 30 s, skipped
+    assert timing.skipped_s > 30
+    assert grid.violations == [] and timing.violations == []
