@@ -33,9 +33,9 @@ from pathlib import Path
 
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import discover_scenarios, plan_replays
+from navagent.fixtures.harness.faults._invariants import INVARIANTS
 from navagent.fixtures.harness.replay._cluster import SimulatedCluster
 from navagent.fixtures.harness.replay._runner import ReplayJob, StackPool, replay_all
-from navagent.fixtures.harness.sweep._invariants import INVARIANTS
 from navagent.fixtures.harness.sweep._report import summary_line
 from navagent.fixtures.harness.sweep._run import (
     DEFAULT_BUDGET,

@@ -176,7 +176,7 @@ def replay(
         render_transcript,
         replay_all,
     )
-    from navagent.fixtures.harness._team import team_invariants, team_settings
+    from navagent.fixtures.harness.faults._team import team_invariants, team_settings
 
     scenarios = _load(paths)
     try:
@@ -435,10 +435,10 @@ def sweep(
     in other orders, one past its own timeout, a slow create or delete while
     a read waits). Invariants and the hook: scenarios/README.md.
     """
-    from navagent.fixtures.harness._team import on_import_path, team_settings
+    from navagent.fixtures.harness.faults._invariants import load_invariants
+    from navagent.fixtures.harness.faults._space import parse_point
+    from navagent.fixtures.harness.faults._team import on_import_path, team_settings
     from navagent.fixtures.harness.replay._runner import plan_replays
-    from navagent.fixtures.harness.sweep._faults import parse_point
-    from navagent.fixtures.harness.sweep._invariants import load_invariants
     from navagent.fixtures.harness.sweep._report import grid_text, reproducer, summary_line
     from navagent.fixtures.harness.sweep._run import (
         GridResult,

@@ -23,17 +23,7 @@ from navagent.core.events import (
 )
 from navagent.core.messages import AssistantMessage, ToolCall
 from navagent.fixtures.harness import load_scenario, plan_replays, replay_scenario
-from navagent.fixtures.harness.record._recorder import record_scenario, simulated_target
-from navagent.fixtures.harness.scenarios._transcript import ToolStep, Transcript, TranscriptTurn
-from navagent.fixtures.harness.sweep._faults import (
-    REQUEST_FAULTS,
-    STREAM_FAULTS,
-    TOOL_FAULTS,
-    FaultPoint,
-    FaultSpace,
-    parse_point,
-)
-from navagent.fixtures.harness.sweep._invariants import (
+from navagent.fixtures.harness.faults._invariants import (
     INVARIANTS,
     PointRun,
     StreamLog,
@@ -42,6 +32,16 @@ from navagent.fixtures.harness.sweep._invariants import (
     usage_and_secrets,
     valid_history,
 )
+from navagent.fixtures.harness.faults._space import (
+    REQUEST_FAULTS,
+    STREAM_FAULTS,
+    TOOL_FAULTS,
+    FaultPoint,
+    FaultSpace,
+    parse_point,
+)
+from navagent.fixtures.harness.record._recorder import record_scenario, simulated_target
+from navagent.fixtures.harness.scenarios._transcript import ToolStep, Transcript, TranscriptTurn
 from navagent.fixtures.harness.sweep._report import (
     grid_text,
     pinned_scenario,
@@ -239,7 +239,7 @@ def test_usage_twice_and_a_leaked_key_are_violations() -> None:
 
 
 def test_a_team_invariant_loads_from_its_name_and_a_bad_name_is_refused() -> None:
-    found = load_invariants(["navagent.fixtures.harness.sweep._invariants:one_outcome"])
+    found = load_invariants(["navagent.fixtures.harness.faults._invariants:one_outcome"])
     assert found["one-outcome"] is INVARIANTS["one-outcome"]
     with pytest.raises(ValueError, match="not `module:function`"):
         load_invariants(["no_colon"])

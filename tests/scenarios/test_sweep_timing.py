@@ -21,15 +21,15 @@ from navagent.core.messages import (
 from navagent.core.nav_cli import NavToolRunner
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import load_scenario, plan_replays, replay_scenario
-from navagent.fixtures.harness._tool_timing import (
+from navagent.fixtures.harness.faults._invariants import INVARIANTS, PointRun
+from navagent.fixtures.harness.faults._space import FaultPoint, FaultSpace, parse_point
+from navagent.fixtures.harness.faults._tool_timing import (
     ToolRun,
     killed_at_own_timeout,
     reads_wait_for_changes,
     results_in_call_order,
 )
 from navagent.fixtures.harness.record._recorder import record_scenario, simulated_target
-from navagent.fixtures.harness.sweep._faults import FaultPoint, FaultSpace, parse_point
-from navagent.fixtures.harness.sweep._invariants import INVARIANTS, PointRun
 from navagent.fixtures.harness.sweep._report import grid_text, pinned_scenario, reproducer
 from navagent.fixtures.harness.sweep._run import SweepOptions, sweep_grid
 
