@@ -97,3 +97,32 @@ def test_a_cassette_linked_outside_the_project_is_refused(project: Path) -> None
     (folder / "providers.yaml").unlink()
     (folder / "providers.yaml").symlink_to(project / "kept.yaml")
     assert load_cassette(folder / "providers.yaml").source.provider == "openai"
+
+
+def test_a_snapshot_linked_outside_the_project_is_not_read(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.chdir(pytester.path)
+    pytester.makepyprojecttoml(
+        '[tool.pytest.ini_options]\nnav_formats = ["openai"]\nnav_snapshots = true\n'
+        'asyncio_default_fixture_loop_scope = "function"\n'
+    )
+    (pytester.path / "scenarios").mkdir()
+    shutil.copyfile(SCENARIOS / "providers.yaml", pytester.path / "scenarios" / "providers.yaml")
+    cassette = pytester.path / "cassettes" / "openai" / "providers.yaml"
+    cassette.parent.mkdir(parents=True)
+    shutil.copyfile(CASSETTES / "openai" / "providers.yaml", cassette)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "scenarios" / "__snapshots__").glob("*.ambr")
+    outside = pytester.path.parent / "outside.ambr"
+    outside.write_text(snapshot.read_text("utf-8") + f"# {TOKEN}\n", "utf-8")
+    snapshot.unlink()
+    snapshot.symlink_to(outside)
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(failed=1)
+    output = str(result.stdout)
+    assert "is a link to a file outside the project" in output
+    assert TOKEN not in output
