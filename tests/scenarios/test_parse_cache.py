@@ -140,18 +140,21 @@ def test_an_entry_that_is_not_the_parse_of_this_text_is_ignored(
     cache: Path, tmp_path: Path
 ) -> None:
     broken, text = _broken_cassette(tmp_path)
-    _cassette.load_cassette(CASSETTE)  # makes the folder, ours and 0700
-    good = _serializer.deserialize(CASSETTE.read_text("utf-8"))
-    # Under the broken text's name, but proving another text (the good cassette's).
-    other = hashlib.sha256(CASSETTE.read_text("utf-8").encode()).hexdigest()
-    planted = _plant(cache, text, good, digest=other)
+    _cassette.load_cassette(CASSETTE)  # makes the folder (ours, 0700) and the good entry
+    (good_entry,) = cache.iterdir()
+    with pytest.raises(_cassette.CassetteError, match="no `metadata: source:` block"):
+        _cassette.load_cassette(broken)  # its parse is kept too, under its own name
+    (broken_entry,) = set(cache.iterdir()) - {good_entry}
+    # Planted: the broken text's entry now holds the good cassette's (a valid parse, and
+    # a valid entry, of another text).
+    broken_entry.write_bytes(good_entry.read_bytes())
 
     with pytest.raises(_cassette.CassetteError, match="no `metadata: source:` block"):
         _cassette.load_cassette(broken)
     # A link in place of an entry is not followed either.
-    planted.unlink()
+    broken_entry.unlink()
     target = tmp_path / "forged.json"
-    _plant(tmp_path, text, good).rename(target)
-    planted.symlink_to(target)
+    _plant(tmp_path, text, _serializer.deserialize(CASSETTE.read_text("utf-8"))).rename(target)
+    broken_entry.symlink_to(target)
     with pytest.raises(_cassette.CassetteError, match="no `metadata: source:` block"):
         _cassette.load_cassette(broken)
