@@ -73,7 +73,7 @@ def cassette(way: str, body: bytes) -> str:
 
         decoded = decode_response(response)
         return f"decoded {len(decoded['body']['string']) / 2**20:.0f} MiB"
-    from navagent.fixtures.harness._cassette import CassetteError, decoded_response
+    from navagent.fixtures.harness.cassettes._cassette import CassetteError, decoded_response
 
     try:
         decoded_response(response)
@@ -93,7 +93,7 @@ def child(case: str, way: str) -> None:
     import httpx  # noqa: F401
     import vcr.filters  # noqa: F401
 
-    import navagent.fixtures.harness._cassette  # noqa: F401
+    import navagent.fixtures.harness.cassettes._cassette  # noqa: F401
     import navagent.gateway._encoding  # noqa: F401
     import navagent.gateway.sse  # noqa: F401
 

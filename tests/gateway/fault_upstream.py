@@ -6,7 +6,7 @@ connection mid-body). A route selects its behaviour by endpoint path:
 `http://127.0.0.1:PORT/f/<fault>` makes the gateway POST to
 `/f/<fault>` plus its format's path (`/v1/messages`, ...), and the registry
 row whose path matches picks the wire format, whose test kit
-(`navagent.fixtures.provider._kit`) gives the bytes. Every connection is recorded (headers, body,
+(`navagent.fixtures.provider.wire._kit`) gives the bytes. Every connection is recorded (headers, body,
 bytes the gateway actually read, whether it hung up), so tests can assert on
 what the gateway sent and on back-pressure.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from navagent.core.wire_formats import WIRE_FORMATS, WireFormat
-from navagent.fixtures.provider._kit import FormatKit, TextStream, kit_for, sse_event
+from navagent.fixtures.provider.wire._kit import FormatKit, TextStream, kit_for, sse_event
 
 SECRET = "LiteralSecret-not-sk-shaped-7Qz9"
 """The routes' key: not credential-shaped, so only the redaction registry can catch it."""

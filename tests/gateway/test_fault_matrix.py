@@ -30,7 +30,7 @@ from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from navagent.core.redaction import RedactingFormatter
 from navagent.core.wire_formats import ROUTE_PROTOCOLS, WIRE_FORMATS
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.provider.wire._kit import kit_for
 from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import CHAT_PROTOCOLS, RouteTable, parse_routes
 from navagent.gateway.server import Gateway

@@ -19,7 +19,7 @@ from navagent.fixtures.harness import (
     load_scenario,
     replay_scenario,
 )
-from navagent.fixtures.harness._cassette import MAX_DECODED_BODY
+from navagent.fixtures.harness.cassettes._cassette import MAX_DECODED_BODY
 from tests.gateway.fault_upstream import gzip_bomb
 from tests.scenarios.conftest import CopyCase
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from navagent.fixtures.harness import _cassette, _parse_cache, _serializer
+from navagent.fixtures.harness.cassettes import _cassette, _parse_cache, _serializer
 from tests.scenarios.conftest import CASSETTES
 
 CASSETTE = CASSETTES / "openai" / "diagnose-failing.yaml"

@@ -15,7 +15,7 @@ from navagent.fixtures.harness import (
     parse_scenario,
     record_command,
 )
-from navagent.fixtures.harness._report import Failure, request_turns
+from navagent.fixtures.harness.replay._report import Failure, request_turns
 from tests.scenarios.conftest import CopyCase
 
 SCENARIO = """\
