@@ -27,7 +27,7 @@ import shlex
 import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["is_unsafe", "shell_line", "visible", "visible_char"]
+__all__ = ["command_line", "is_unsafe", "one_line", "shell_line", "visible", "visible_char"]
 
 _KEPT = frozenset("\n\t\u200c\u200d")
 """Controls and format characters a terminal shows as intended: line feed, tab, ZWNJ, ZWJ."""
@@ -82,3 +82,17 @@ def shell_line(argv: Iterable[str]) -> str:
     the rest.
     """
     return shlex.join(visible(argument) for argument in argv)
+
+
+def one_line(text: str) -> str:
+    """`visible(text)` with newlines and tabs shown too (`^J`, `^I`): it cannot add a line."""
+    return visible(text).replace("\n", "^J").replace("\t", "^I")
+
+
+def command_line(argv: Iterable[str]) -> str:
+    """A command to copy and run, printed from values a file may hold: quoted, one line.
+
+    As `shell_line`, but a newline inside an argument shows as `^J`, so no
+    value can forge a line after the command (a report's next line).
+    """
+    return shlex.join(one_line(argument) for argument in argv)

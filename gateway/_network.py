@@ -26,7 +26,8 @@ What the transport keeps from httpx's own:
   or during the body `httpx.RemoteProtocolError` or `httpx.ReadError`, a bad
   certificate `httpx.ConnectError` naming it;
 - nothing else: no redirects, no cookies, no proxy from the environment, no
-  decompression (httpx decodes `content-encoding` itself), and the URL is sent
+  decompression (the gateway decodes `content-encoding` itself, a bounded piece
+  at a time: `navagent.gateway._encoding`), and the URL is sent
   as httpx encoded it.
 """
 

@@ -127,7 +127,7 @@ class SSEDecoder:
         decoder.finish()
     """
 
-    __slots__ = ("_data", "_event", "_framer", "_last_id", "_retry", "_started")
+    __slots__ = ("_data", "_event", "_framer", "_last_id", "_retry", "_size", "_started")
 
     def __init__(self) -> None:
         self._framer = _LineFramer()
@@ -136,6 +136,8 @@ class SSEDecoder:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._started = False
+        self._size = 0
+        """Characters of the event being received so far: every line, with its line end."""
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume the next chunk of the body; return the events it completed.
@@ -155,11 +157,14 @@ class SSEDecoder:
 
     @property
     def pending_bytes(self) -> int:
-        """Size of the event still being received (its partial line and data lines so far).
+        """Size of the event still being received: its partial line and every line so far.
 
+        Every line counts with its line end, whatever its field (an empty
+        `data:` line holds a list entry, a comment costs the reading), so a
+        stream that never ends an event reaches a cap however it is made up.
         The decoder itself has no cap; a caller that must bound memory checks this.
         """
-        return len(self._framer._buffer) + sum(map(len, self._data))
+        return len(self._framer._buffer) + self._size
 
     def finish(self) -> list[SSEEvent]:
         """Signal the end of the body; return the events that completes (always none).
@@ -174,13 +179,16 @@ class SSEDecoder:
         self._framer.finish()
         self._data = []
         self._event = ""
+        self._size = 0
         return []
 
     def _decode_lines(self, lines: list[str]) -> list[SSEEvent]:
         events: list[SSEEvent] = []
         data = self._data
+        size = self._size
         for line in lines:
             if not line:
+                size = 0
                 if data:
                     events.append(
                         _new_event(
@@ -190,6 +198,7 @@ class SSEDecoder:
                     data = self._data = []
                 self._event = ""
                 continue
+            size += len(line) + 1
             name, _, value = line.partition(":")
             if value[:1] == " ":
                 value = value[1:]
@@ -207,4 +216,5 @@ class SSEDecoder:
                     except ValueError:  # more digits than int() accepts from a str
                         pass
             # Anything else, including "" (a ":" comment line), is ignored.
+        self._size = size
         return events

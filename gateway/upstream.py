@@ -43,6 +43,13 @@ from navagent.core.errors import NavAgentError
 from navagent.core.events import ChatError, StreamEvent
 from navagent.core.messages import ChatRequest
 from navagent.gateway._chunks import BodyChunks
+from navagent.gateway._encoding import (
+    ACCEPT_ENCODING,
+    BoundedDecoder,
+    EncodingRefused,
+    decoded_pieces,
+    decoder_for,
+)
 from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
@@ -191,7 +198,12 @@ class Upstream:
         )
         content = _encode_json(outgoing.body)
         url, headers = _endpoint_credentials(
-            outgoing.url, {**outgoing.headers, "content-type": "application/json"}
+            outgoing.url,
+            {
+                **outgoing.headers,
+                "content-type": "application/json",
+                "accept-encoding": ACCEPT_ENCODING,
+            },
         )
         response: httpx.Response | None = None
         try:
@@ -210,10 +222,13 @@ class Upstream:
                     raise await _status_failure(protocol, route, response)
                 if not _is_event_stream(response):
                     raise await _not_a_stream(protocol, response)
+            decoder = _stream_decoder(response)
             translator = protocol.translator_for(
                 endpoint=route.endpoint, model=route.model, options=route.options
             )
-            async for batch in _translate(translator, response, first_content_by, self.timeouts):
+            async for batch in _translate(
+                translator, response, decoder, first_content_by, self.timeouts
+            ):
                 yield batch
         except TimeoutError:
             raise UpstreamFailure(self.timeouts.first_content_error()) from None
@@ -229,6 +244,7 @@ class Upstream:
 async def _translate(
     translator: StreamTranslator,
     response: httpx.Response,
+    decoder: BoundedDecoder,
     first_content_by: float,
     timeouts: Timeouts,
 ) -> AsyncGenerator[list[StreamEvent], None]:
@@ -244,9 +260,13 @@ async def _translate(
     buffering proxies) costs the client no time to first delta. Each wait
     runs under a deadline (first content, then content progress); no wait
     spans a yield, so a slow client is never blamed on the provider.
+
+    The body is decoded here, a bounded piece at a time (`_encoding`), not
+    by httpx: each piece meets the event cap before the next is inflated.
     """
     events = _BodyEvents(translator)
-    chunks = BodyChunks(response.aiter_bytes())
+    pieces = _decoded_body(response, decoder)
+    chunks = BodyChunks(pieces)
     loop = asyncio.get_running_loop()
     progress = translator.progress
     deadline, expired = first_content_by, timeouts.first_content_error()
@@ -294,6 +314,7 @@ async def _translate(
     finally:
         watchdog.close()
         await chunks.abandon()
+        await pieces.aclose()
 
 
 _BLANK_LINE = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -528,17 +549,47 @@ def _encode_json(body: object) -> bytes:
         ) from None
 
 
+def _decoded_body(response: httpx.Response, decoder: BoundedDecoder) -> AsyncGenerator[bytes, None]:
+    """The body's bytes, decoded by `decoder` a bounded piece at a time."""
+    if response.is_stream_consumed:  # made from bytes (a test's mock): httpx has decoded them
+        return decoded_pieces(response.aiter_bytes(), BoundedDecoder("identity"))
+    return decoded_pieces(response.aiter_raw(), decoder)
+
+
+def _stream_decoder(response: httpx.Response) -> BoundedDecoder:
+    """The decoder of an event stream's body; a stacked or unknown encoding fails the attempt."""
+    try:
+        return decoder_for(response.headers.get("content-encoding", ""))
+    except EncodingRefused as exc:
+        raise UpstreamFailure(
+            ChatError(
+                message=clean_message(f"the provider's event stream was refused: {exc}"),
+                code="upstream_unavailable",
+                retryable=False,
+            )
+        ) from None
+
+
 def _is_event_stream(response: httpx.Response) -> bool:
     media = response.headers.get("content-type", "text/event-stream").split(";")[0]
     return media.strip().lower() in ("text/event-stream", "")
 
 
 async def _read_bounded(response: httpx.Response) -> bytes:
+    """At most `_ERROR_BODY_LIMIT` decoded bytes of a body (none when its encoding is refused)."""
+    try:
+        decoder = decoder_for(response.headers.get("content-encoding", ""))
+    except EncodingRefused:
+        return b""
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk[: _ERROR_BODY_LIMIT - len(body)]
-        if len(body) >= _ERROR_BODY_LIMIT:
-            break
+    pieces = _decoded_body(response, decoder)
+    try:
+        async for piece in pieces:
+            body += piece[: _ERROR_BODY_LIMIT - len(body)]
+            if len(body) >= _ERROR_BODY_LIMIT:
+                break
+    finally:
+        await pieces.aclose()
     return bytes(body)
 
 

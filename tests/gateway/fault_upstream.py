@@ -14,9 +14,12 @@ up), so tests can assert on what the gateway sent and on back-pressure.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import functools
 import json
 import socket
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -208,6 +211,67 @@ async def _oversized_event(conn: Connection) -> None:
     await conn.hung_up.wait()
 
 
+STACKED_GZIP_BOMB = base64.b64decode(
+    "H4sIAAAAAAACA+3cLTKFARSA4XvdG4zgJ0gCy1DMUGSBbCzAGpgxkmITsmRG1ewAzQKMIEjGz71rkL73edLJJ545"
+    "825eLY5mFiZvD+Px33B+/X37vrg0AgAAAAbu/OViMjsGjLZ+nvYPjgAAAIChO1lZns6PAl/HG3vWAQAAAIN3ubO9"
+    "Ov8Q+Dg7nVoHAAAADN765+vu/Bbw+HO3dmgfAAAAMHjPggEAAACQIhgAAAAALYIBAAAA0CIYAAAAADGCAQAAANAi"
+    "GAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAAANAiGAAAAAAxggEAAADQIhgAAAAALYIBAAAA0CIY"
+    "AAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAAANAiGAAAAAAxggEAAADQIhgA"
+    "AAAALYIBAAAA0CIYAAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAAANAiGAAA"
+    "AAAxggEAAADQIhgAAAAALYIBAAAA0CIYAAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAA"
+    "AC2CAQAAANAiGAAAAAAxggEAAADQIhgAAAAALYIBAAAA0CIYAAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAA"
+    "MYIBAAAA0CIYAAAAAC2CAQAAANAiGAAAAAAxggEAAADQIhgAAAAALYIBAAAA0CIYAAAAADGCAQAAANAiGAAAAAAt"
+    "ggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAAANAiGAAAAAAxggEAAADQIhgAAAAALYIBAAAA0CIYAAAAADGC"
+    "AQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAAANAiGAAAAAAxggEAAADQIhgAAAAALYIB"
+    "AAAA0CIYAAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAAANAiGAAAAAAxggEA"
+    "AADQIhgAAAAALYIBAAAA0CIYAAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA0CIYAAAAAC2CAQAA"
+    "ANAiGAAAAAAxggEAAADQIhgAAAAALYIBAAAA0CIYAAAAADGCAQAAANAiGAAAAAAtggEAAADQIhgAAAAAMYIBAAAA"
+    "0CIYAAAAAC2CAQAAANAiGAAAAAAxggEAAADQIhgAAAAALTf/GQwYbV3cn86eDH4B2h0p53T2BwA="
+)
+"""980 bytes: gzip of the gzip of 512 MiB of zeros (`gzip_layers(bytes(2**29), 2)` at level 9)."""
+GZIP_BOMB_BYTES = 128 * 2**20
+"""What `gzip_bomb` inflates to: one event that never ends, 16 times the gateway's cap."""
+
+
+def gzip_layers(data: bytes, layers: int) -> bytes:
+    for _ in range(layers):
+        data = zlib.compress(data, 9, wbits=zlib.MAX_WBITS | 16)
+    return data
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """About 128 KB of gzip holding `data: ` and 128 MiB of one line (made once, ~0.5 s)."""
+    return gzip_layers(b"data: " + b"z" * GZIP_BOMB_BYTES, 1)
+
+
+async def _stacked_gzip(conn: Connection) -> None:
+    await conn.head(content_encoding="gzip, gzip")
+    await conn.chunk(STACKED_GZIP_BOMB)
+    await conn.end()
+
+
+async def _unknown_encoding(conn: Connection) -> None:
+    await conn.head(content_encoding="br")
+    await conn.chunk(b"\x1b\x00\x00\x00 not really brotli")
+    await conn.end()
+
+
+async def _gzip_bomb(conn: Connection) -> None:
+    await conn.head(content_encoding="gzip")
+    await conn.chunk(gzip_bomb())
+    await conn.end()
+
+
+async def _empty_data_lines(conn: Connection) -> None:
+    """An event that never ends, made of 16 MiB of empty `data:` lines."""
+    await conn.head()
+    block = b"data:\n" * (2**20 // 6)
+    for _ in range(16):
+        await conn.chunk(block)
+    await conn.hung_up.wait()
+
+
 FIREHOSE_WORDS = 60_000
 
 
@@ -233,6 +297,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "trickle_forever": _trickle_forever,
     "json_200": _json_200,
     "bad_gzip": _bad_gzip,
+    "stacked_gzip": _stacked_gzip,
+    "unknown_encoding": _unknown_encoding,
+    "gzip_bomb": _gzip_bomb,
+    "empty_data_lines": _empty_data_lines,
     "reset_before_headers": _reset_before_headers,
     "reset_mid_stream": _reset_mid_stream,
     "unauthorized_echoing_key": _unauthorized_echoing_key,
@@ -322,6 +390,7 @@ async def _watch_hangup(conn: Connection) -> None:
 @contextlib.asynccontextmanager
 async def fault_upstream() -> AsyncIterator[FaultUpstream]:
     server = FaultUpstream()
+    await asyncio.to_thread(gzip_bomb)  # once per process, before any deadline runs
     await server.start()
     try:
         yield server

@@ -16,6 +16,8 @@ import logging
 import re
 import socket
 import time
+import tracemalloc
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +37,13 @@ from navagent.gateway.server import Gateway
 from navagent.gateway.service import StreamLimits
 from navagent.gateway.settings import GatewaySettings
 from tests.core.fake_programs import wait_until
-from tests.gateway.fault_upstream import FIREHOSE_WORDS, SECRET, FaultUpstream, fault_upstream
+from tests.gateway.fault_upstream import (
+    FIREHOSE_WORDS,
+    SECRET,
+    STACKED_GZIP_BOMB,
+    FaultUpstream,
+    fault_upstream,
+)
 
 PROTOCOLS = ROUTE_PROTOCOLS
 HELLO = [pb.ChatMessage(role="user", content="hello")]
@@ -209,6 +217,9 @@ CASES = [
     Case("trickle_forever", pb.ERROR_CODE_TIMEOUT, 4.5, "maximum duration of 3s", True),
     Case("json_200", pb.ERROR_CODE_INVALID_REQUEST, 2.0, "not an event stream"),
     Case("bad_gzip", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "could not be decoded"),
+    Case("stacked_gzip", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "encoded 2 times over"),
+    Case("unknown_encoding", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "'br' is not one"),
+    Case("gzip_bomb", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 4.0, "larger than 8 MiB"),
     Case("reset_before_headers", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "before it answered"),
     Case("reset_mid_stream", pb.ERROR_CODE_UPSTREAM_UNAVAILABLE, 2.0, "mid-stream", True),
     Case(
@@ -274,6 +285,40 @@ async def test_fault_ends_in_one_clear_outcome(
     name = "OK" if code == OK else pb.ErrorCode.Name(code)  # type: ignore[arg-type]
     expected = "ok" if code == OK else f"error:{name.removeprefix('ERROR_CODE_').lower()}"
     assert outcomes == [expected, "ok"]
+
+
+def test_the_stacked_bomb_is_what_it_claims() -> None:
+    inner = zlib.decompress(STACKED_GZIP_BOMB, wbits=zlib.MAX_WBITS | 16)
+    assert len(STACKED_GZIP_BOMB) == 980
+    assert int.from_bytes(inner[-4:], "little") == 2**29  # ISIZE: 512 MiB
+    assert zlib.decompressobj(wbits=zlib.MAX_WBITS | 16).decompress(inner, 2**20) == bytes(2**20)
+
+
+@pytest.mark.parametrize("fault", ["stacked_gzip", "gzip_bomb"])
+async def test_a_compression_bomb_is_decoded_no_further_than_the_event_cap(
+    fault: str, gateway_for: Any
+) -> None:
+    """Memory is bounded on decoded bytes: the cap holds before anything is inflated past it."""
+    gateway = await gateway_for("openai_chat_completions", fault)
+    tracemalloc.start()
+    try:
+        outcome = await call(gateway)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert outcome.terminal.error.code == pb.ERROR_CODE_UPSTREAM_UNAVAILABLE
+    # The 8 MiB event cap, the decoder's line buffer growing to it, and one piece:
+    # far below the 128 MiB and 512 MiB the bodies inflate to.
+    assert peak < 40 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+async def test_sixteen_mib_of_empty_data_lines_meet_the_event_cap(gateway_for: Any) -> None:
+    # An empty `data:` line holds no data, but it is a line of the pending event.
+    settings = {"first_token_timeout_s": 8.0, "max_stream_duration_s": 9.0}
+    gateway = await gateway_for("openai_chat_completions", "empty_data_lines", **settings)
+    outcome = await call(gateway)
+    assert outcome.terminal.error.code == pb.ERROR_CODE_UPSTREAM_UNAVAILABLE
+    assert "larger than 8 MiB" in outcome.terminal.error.message
 
 
 async def test_giant_delta_reaches_the_client_split_and_whole(gateway_for: Any) -> None:

@@ -287,3 +287,21 @@ def test_sse_decoder_any_split_matches_whole_stream(chunks: list[bytes]) -> None
 @given(chunks=split_stream(st.binary(max_size=200)))
 def test_sse_decoder_arbitrary_bytes_never_raise(chunks: list[bytes]) -> None:
     assert decode(chunks) == decode([b"".join(chunks)])
+
+
+@pytest.mark.parametrize("line", [b"data:\n", b": keep-alive\n", b"event: x\n"])
+def test_sse_decoder_pending_size_counts_every_line_of_the_event(line: bytes) -> None:
+    # A MiB of lines that hold no data value (or none at all) is still a MiB of
+    # an event that never ends: a caller's cap must see it (issue 39; the
+    # gateway's 8 MiB cap on 16 MiB of them is in test_fault_matrix).
+    decoder = SSEDecoder()
+    block = line * (2**20 // len(line) + 1)
+    assert decoder.feed(block) == []
+    assert decoder.pending_bytes >= 2**20
+    # A blank line ends the event (none is dispatched without data) and the count restarts.
+    decoder.feed(b"\n")
+    assert decoder.pending_bytes == 0
+    assert decoder.feed(b"data: ab\n") == []
+    assert decoder.pending_bytes == len("data: ab\n")
+    decoder.finish()
+    assert decoder.pending_bytes == 0

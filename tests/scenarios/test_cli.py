@@ -130,7 +130,8 @@ def test_replay_exits_2_on_a_malformed_scenario(runner: CliRunner, tmp_path: Pat
     assert result.exit_code == 2
     assert (
         result.stderr.strip()
-        == f"{tmp_path / 'bad.yaml'}:5: turns[0].confirm: expected a list, got str: 'maybe'"
+        == f"{tmp_path / 'bad.yaml'}:5: turns[0].confirm: expected a list, got a string of 5"
+        " characters"
     )
     assert result.stdout == ""
 

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
-from navagent.fixtures.harness import parse_scenario, record_command
-from navagent.fixtures.harness.replay._report import request_turns
+import pytest
+
+from navagent.core.visible import visible
+from navagent.fixtures.harness import (
+    CassetteError,
+    load_cassette,
+    parse_scenario,
+    record_command,
+)
+from navagent.fixtures.harness.cassettes import _serializer
+from navagent.fixtures.harness.replay._report import Failure, request_turns
+from tests.scenarios.conftest import CopyCase
 
 SCENARIO = """\
 id: repeats
@@ -55,3 +66,56 @@ def test_the_command_names_an_id_from_the_project_and_a_path_otherwise(tmp_path:
     assert record_command(
         scenario, "openai", cwd=tmp_path, real_model="gpt-4o", cassette_dir=Path("cas")
     ) == ("nav scenario record repeats --provider openai --model gpt-4o --cassettes cas")
+
+
+HOSTILE_MODELS = ["gpt-4.1-mini; touch /tmp/x #", "gpt-4.1-mini\n  re-record with: rm -rf ~"]
+
+
+@pytest.mark.parametrize("model", HOSTILE_MODELS)
+def test_a_cassette_whose_model_is_not_a_name_is_refused_without_echoing_it(
+    model: str, copy_case: CopyCase
+) -> None:
+    folder = copy_case("diagnose-failing", providers=("openai",))
+    cassette = folder.parent / "cassettes" / "openai" / "diagnose-failing.yaml"
+    data = _serializer.deserialize(cassette.read_text(encoding="utf-8"))
+    data["metadata"]["source"].update(kind="real", model=model)
+    cassette.write_text(_serializer.serialize(data), encoding="utf-8")
+
+    with pytest.raises(CassetteError) as refused:
+        load_cassette(cassette)
+
+    assert "metadata.source.model" in str(refused.value)
+    assert "touch" not in str(refused.value) and "rm -rf" not in str(refused.value)
+
+
+@pytest.mark.parametrize("model", HOSTILE_MODELS)
+def test_every_printed_command_is_quoted_and_one_line(model: str, tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    scenario = parse_scenario(SCENARIO, source=str(tmp_path / "scenarios" / "repeats.yaml"))
+    command = record_command(scenario, "openai", cwd=tmp_path, real_model=model)
+
+    assert "\n" not in command
+    argv = shlex.split(command)  # what a shell would run: the model stays one argument
+    assert argv[:4] == ["nav", "scenario", "record", "repeats"]
+    assert argv[-2] == "--model" and argv[-1] == model.replace("\n", "^J")
+
+    failure = Failure(
+        scenario=scenario,
+        provider="openai",
+        turn=1,
+        headline=f"the cassette says {model}",
+        lines=(f"cassette: {model}",),
+        rerecord=command,
+    )
+    block = failure.block()
+    assert len(block.splitlines()) == 4  # where, headline, one detail, the command
+    assert block.splitlines()[-1] == f"  re-record with: {command}"
+    assert visible(block) == block  # nothing a terminal would obey
+
+
+def test_a_path_with_spaces_and_a_newline_is_quoted(tmp_path: Path) -> None:
+    folder = tmp_path / "my scenarios\nx"
+    scenario = parse_scenario(SCENARIO, source=str(folder / "repeats.yaml"))
+    command = record_command(scenario, "openai", cwd=tmp_path / "elsewhere")
+    assert "\n" not in command
+    assert shlex.split(command)[3] == str(folder / "repeats.yaml").replace("\n", "^J")
