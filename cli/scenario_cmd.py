@@ -1,4 +1,4 @@
-"""`nav scenario list|replay|record`: the replay harness on the command line.
+"""`nav scenario list|replay|record|mv|sweep`: the replay harness on the command line.
 
 Wiring only: the work is in `navagent.fixtures.harness`, imported inside each
 command so `nav --help` stays fast. Exit status: 0 all good, 1 a replay or
@@ -386,6 +386,41 @@ def record(
         )
     if failed:
         raise typer.Exit(1)
+
+
+@scenario_app.command("mv")
+def move(
+    old: Annotated[
+        str, typer.Argument(help="The scenario: an id in the project's folders, or a file.")
+    ],
+    new: Annotated[str, typer.Argument(help="Its new id (the file stays in its folder).")],
+    cassettes: CassettesOption = None,
+) -> None:
+    """Rename a scenario with its cassettes (every format's and the tool cassette) and snapshots.
+
+    Only the id changes inside the files (the scenario's `id:`, each cassette's
+    metadata.source.scenario); the recordings stay as recorded. Refuses, moving
+    nothing, when any target exists.
+    """
+    from navagent.fixtures.harness.record._rename import RenameError, rename_scenario
+
+    found = _find_scenarios([old])
+    if len(found) != 1:
+        raise _fail(f"nav scenario mv: {old} holds {len(found)} scenarios; name one")
+    scenario = found[0]
+    try:
+        moves = rename_scenario(scenario, new, cassette_dir=_cassette_dir(scenario, cassettes))
+    except RenameError as exc:
+        raise _fail(f"nav scenario mv: {exc}") from None
+    here = Path.cwd().resolve()
+    for done in moves:
+        _echo(f"moved {_shown(done.source, here)} -> {_shown(done.target, here)}")
+
+
+def _shown(path: Path, here: Path) -> str:
+    """`path` relative to the current folder when inside it."""
+    resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
+    return str(resolved.relative_to(here)) if resolved.is_relative_to(here) else str(path)
 
 
 @scenario_app.command("sweep")
