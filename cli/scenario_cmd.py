@@ -45,8 +45,11 @@ FORMAT_CHOICES: tuple[str, ...] = (*FORMAT_IDS, "both", "all")
 
 if TYPE_CHECKING:
     FormatChoice = str
+    FormatChoices = str
 else:  # typer offers FORMAT_CHOICES
     FormatChoice = Literal[FORMAT_CHOICES]
+    # A repeatable option: typer takes a list of enum members, not of Literal values.
+    FormatChoices = StrEnum("FormatChoices", {name: name for name in FORMAT_CHOICES})
 
 
 def formats_chosen(choice: str) -> tuple[WireFormatId, ...]:
@@ -179,9 +182,10 @@ def replay(
 
     scenarios = _load(paths)
     try:
-        match = project_settings(Path.cwd()).match
+        settings = project_settings(Path.cwd())
     except FilterError as exc:
         raise _fail(f"pyproject.toml: {exc}") from None
+    match = settings.match
     jobs = [
         job
         for scenario in scenarios
@@ -210,9 +214,24 @@ def replay(
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
     elapsed = time.perf_counter() - started
+    if failed:
+        _echo_record_commands(results, snapshots=settings.snapshots)
     _echo(f"{len(results) - failed} passed, {failed} failed in {elapsed:.1f}s")
     if failed:
         raise typer.Exit(1)
+
+
+def _echo_record_commands(results: list[ReplayResult], *, snapshots: bool) -> None:
+    """Once, after the blocks: the one command per scenario that records all it failed on."""
+    from navagent.fixtures.harness.replay._report import record_commands
+
+    lines = record_commands(
+        [result.failure.rerecord for result in results if result.failure is not None],
+        snapshots=snapshots,
+    )
+    if lines:
+        _echo("to record again what failed (review the diff before you commit it):")
+        _echo("\n".join(f"  {line}" for line in lines))
 
 
 def _find_scenarios(names: list[str]) -> list[Scenario]:
@@ -263,12 +282,13 @@ def record(
         ),
     ] = None,
     provider: Annotated[
-        FormatChoice,
+        list[FormatChoices] | None,
         typer.Option(
-            help="Whose wire format to record (all: every format, both: openai and"
-            " anthropic, one after the other)."
+            help="Whose wire format to record, repeatable (all: every format, both: openai"
+            " and anthropic, one after the other).",
+            show_default="all",
         ),
-    ] = "all",
+    ] = None,
     sim: Annotated[
         bool,
         typer.Option("--sim", help="Record from the in-process simulated provider (no key)."),
@@ -326,15 +346,20 @@ def record(
     if not scenarios and not missing:
         raise _fail("name the scenarios to record, or use --missing to record every missing one")
     loaded = _find_scenarios(scenarios or [str(folder) for folder in _project_folders()])
+    chosen = tuple(
+        name
+        for name in FORMAT_IDS
+        if any(name in formats_chosen(choice) for choice in provider or ["all"])
+    )
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
-    if not sim and len(formats_chosen(provider)) > 1 and (endpoint or model):
+    if not sim and len(chosen) > 1 and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
     filters = _project_filters()
     plan = [
         (scenario, name)
         for scenario in loaded
-        for name in formats_chosen(provider)
+        for name in chosen
         if name in scenario.formats
         and needs_recording(
             mode,  # type: ignore[arg-type]  # RecordModeChoice values are RecordModes

@@ -7,7 +7,6 @@ fake key, which exercises everything but the remote host.
 
 from __future__ import annotations
 
-import re
 from importlib.metadata import version
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from navagent.fixtures.harness import (
     simulated_target,
 )
 from navagent.fixtures.provider import SimulatedProvider
-from tests.scenarios.conftest import CASSETTES, SCENARIOS
+from tests.scenarios.conftest import CASSETTES, SCENARIOS, without_recorder
 
 
 def fake_key(variable: str) -> str:
@@ -68,11 +67,6 @@ async def test_sim_recording_reproduces_the_committed_cassette_byte_for_byte(
     assert f"\n  recorded_by: nav-agent {version('nav-agent')}\n" in recorded
     assert without_recorder(recorded) == without_recorder(committed)
     assert list(result.path.parent.iterdir()) == [result.path]  # no partial file left
-
-
-def without_recorder(text: str) -> str:
-    """A cassette without its `metadata.recorded_by` line (committed ones predate it)."""
-    return re.sub(r"(?m)^  recorded_by: .*\n", "", text, count=1)
 
 
 async def test_a_recording_names_the_build_and_the_same_build_records_the_same_bytes(
