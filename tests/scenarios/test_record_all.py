@@ -27,8 +27,7 @@ FIRST, LAST = FORMAT_IDS[0], FORMAT_IDS[-1]
 def commands(*providers: str, model: str | None = None) -> list[RecordCommand]:
     scenario = load_scenario(SCENARIOS / "providers.yaml")
     return [
-        RecordCommand.of(scenario, provider, real_model=model, cwd=ROOT)  # type: ignore[arg-type]
-        for provider in providers
+        RecordCommand.of(scenario, provider, real_model=model, cwd=ROOT) for provider in providers
     ]
 
 
