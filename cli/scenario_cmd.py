@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from navagent.core.ci import CI_RULE
 from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
@@ -272,7 +273,17 @@ class RecordModeChoice(StrEnum):
     rewrite = "rewrite"
 
 
-@scenario_app.command("record")
+def _record_help() -> str:
+    return (
+        "Record cassettes from a real provider, or with --sim from the simulator.\n\n"
+        "A real recording reads the wire format's key variable (OPENAI_API_KEY,"
+        " ANTHROPIC_API_KEY, ...). Auth headers are dropped, the nav_filter_* settings of"
+        " ./pyproject.toml are applied before anything is written, and the written file is"
+        f" checked for anything that looks like a key.\n\n{CI_RULE}"
+    )
+
+
+@scenario_app.command("record", help=_record_help())
 def record(
     scenarios: Annotated[
         list[str] | None,
@@ -322,14 +333,7 @@ def record(
         bool, typer.Option(help="Write the cassette even if expectations fail.")
     ] = False,
 ) -> None:
-    """Record cassettes from a real provider, or with --sim from the simulator.
-
-    A real recording reads the wire format's key variable (OPENAI_API_KEY,
-    ANTHROPIC_API_KEY, ...) and never runs in CI. Auth headers are dropped,
-    the nav_filter_* settings of ./pyproject.toml are applied before anything
-    is written, and the written file is checked for anything that looks like
-    a key.
-    """
+    """Record cassettes (the help text is `_record_help`: it quotes `CI_RULE`)."""
     from navagent.fixtures.harness import (
         RecordError,
         RecordTarget,
