@@ -30,7 +30,7 @@ scenario_app = typer.Typer(
     epilog=(
         "Examples:\n\n"
         "  nav scenario list\n\n"
-        "  nav scenario replay                      # every scenario, all three formats\n\n"
+        "  nav scenario replay                      # every scenario x every format\n\n"
         "  nav scenario replay scenarios/providers.yaml --provider openai -v\n\n"
         "  nav scenario record providers diagnose-failing --provider all --sim\n\n"
         "  nav scenario record --missing --sim      # every cassette that does not exist"
