@@ -20,6 +20,7 @@ from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
 if TYPE_CHECKING:
+    from navagent.core.agent_config import AgentConfig
     from navagent.fixtures.harness import RecordFilters, ReplayResult, Scenario
 
 __all__ = ["FORMAT_CHOICES", "formats_chosen", "scenario_app"]
@@ -238,6 +239,7 @@ def _echo_record_commands(results: list[ReplayResult], *, snapshots: bool) -> No
 def _find_scenarios(names: list[str]) -> list[Scenario]:
     """Scenario ids (in the project's folders), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
+    from navagent.fixtures.harness.scenarios._agent_config import with_agent_config
     from navagent.fixtures.harness.scenarios._loader import scenario_files_for
 
     folders = _project_folders()
@@ -249,9 +251,20 @@ def _find_scenarios(names: list[str]) -> list[Scenario]:
             path = next(by_id, path)
         paths.append(path)
     try:
-        return discover_scenarios(paths)
+        found = discover_scenarios(paths)
     except ScenarioError as exc:
         raise _fail(str(exc)) from None
+    return [with_agent_config(scenario, _project_agent()) for scenario in found]
+
+
+def _project_agent() -> AgentConfig:
+    """`nav_system_prompt` and `nav_tool_descriptions` of ./pyproject.toml, as `nav agent` sends."""
+    from navagent.fixtures.harness import FilterError, project_settings
+
+    try:
+        return project_settings(Path.cwd()).agent
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
 
 
 def _project_filters() -> RecordFilters:
