@@ -497,9 +497,9 @@ def sweep(
     provider's error event, no finish), per tool call (exit, hang, huge, not
     UTF-8, empty). Invariants and the hook: scenarios/README.md.
     """
+    from navagent.fixtures.harness.faults._invariants import load_invariants
+    from navagent.fixtures.harness.faults._space import parse_point
     from navagent.fixtures.harness.replay._runner import plan_replays
-    from navagent.fixtures.harness.sweep._faults import parse_point
-    from navagent.fixtures.harness.sweep._invariants import load_invariants
     from navagent.fixtures.harness.sweep._report import grid_text, reproducer, summary_line
     from navagent.fixtures.harness.sweep._run import (
         GridResult,
