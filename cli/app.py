@@ -35,19 +35,11 @@ def _register_commands() -> None:
     app.add_typer(sim_app, name="sim")
 
 
-def _package_version() -> str:
-    # Imported here: importlib.metadata costs ~40 ms, and only --version needs it.
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("nav-agent")
-    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-        return "0+unknown"
-
-
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"nav {_package_version()}")
+        from navagent.core.version import package_version
+
+        typer.echo(f"nav {package_version()}")
         raise typer.Exit()
 
 

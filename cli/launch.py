@@ -50,6 +50,7 @@ from navagent.cli.repl import PromptConfirm, run_repl
 from navagent.cli.slash import SlashState
 from navagent.core._process import run_process
 from navagent.core.agent import DEFAULT_MAX_ITERATIONS, Agent, ConversationRecorder
+from navagent.core.agent_config import AgentConfig
 from navagent.core.agent_events import EventSink
 from navagent.core.chat_client import (
     GatewayConfigError,
@@ -69,7 +70,6 @@ from navagent.core.nav_cli import (
     resolve_nav_cli,
 )
 from navagent.core.private_files import private_dir, private_file
-from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import (
     InvalidSessionNameError,
     SessionError,
@@ -90,6 +90,7 @@ from navagent.fixtures.harness import (
     FilterError,
     SessionCapture,
     check_export_target,
+    project_settings,
 )
 from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import RoutesError, RouteTable
@@ -196,6 +197,7 @@ class _Launch:
         o = self.options
         self._check_options()
         custom_prompt = _read_text(o.system_prompt, "--system-prompt") if o.system_prompt else None
+        agent_config = self._agent_config()
         local = _LocalGateway(o, interactive=self.interactive)
         if o.record is not None:
             self._check_record(local.embedded)
@@ -211,7 +213,10 @@ class _Launch:
         client = await self._connect(stack, await local.address(stack), local.token)
         new_name = self._new_session_name(store) if session is None else None
         output, confirm = self._output()
-        capture = self._capture(stack, local, store, cluster, confirm, custom_prompt)
+        prompt = custom_prompt or (
+            agent_config.prompt_for(cluster) if agent_config.system_prompt is not None else None
+        )
+        capture = self._capture(stack, local, store, cluster, confirm, prompt, agent_config)
         sink = capture.sink(output) if capture is not None else output
         try:
             runner = NavToolRunner(
@@ -224,14 +229,14 @@ class _Launch:
             )
         except ValueError as exc:
             raise StartupError(f"invalid cluster name {cluster!r}: {exc}") from None
-        system_prompt = custom_prompt or default_system_prompt(cluster)
+        system_prompt = custom_prompt or agent_config.prompt_for(cluster)
 
         def make_agent(history: Sequence[Message], recorder: ConversationRecorder | None) -> Agent:
             return Agent(
                 client,
                 runner,
                 system_prompt=system_prompt,
-                tools=TOOLS,
+                tools=agent_config.tools,
                 sink=sink,
                 routing_hint=o.routing_hint,
                 max_iterations=o.max_iterations,
@@ -311,7 +316,7 @@ class _Launch:
                 console=sink.out,
                 renderer=sink,
                 slash_state=SlashState(
-                    tools=TOOLS,
+                    tools=self._agent_config().tools,
                     confirm_tools=_CONFIRM_TOOLS,
                     assume_yes=o.assume_yes,
                     routing_hint=o.routing_hint,
@@ -458,6 +463,16 @@ class _Launch:
         except FilterError as exc:
             raise StartupError(f"pyproject.toml: {exc}") from None
 
+    def _agent_config(self) -> AgentConfig:
+        """The project's `nav_system_prompt` and `nav_tool_descriptions` (./pyproject.toml).
+
+        The agent a team ships is the one its scenarios test: the harness reads the same.
+        """
+        try:
+            return project_settings(Path.cwd()).agent
+        except FilterError as exc:
+            raise StartupError(f"pyproject.toml: {exc}") from None
+
     def _record_target(self, cluster: str) -> RecordTarget:
         try:
             return record_target(self.options.scenario_dir, cluster, simulated=self.options.demo)
@@ -472,6 +487,7 @@ class _Launch:
         cluster: str,
         confirm: Confirm | None,
         system_prompt: str | None,
+        agent_config: AgentConfig,
     ) -> SessionCapture | None:
         """Keep the session as it happens when the gateway runs here (for `/record`)."""
         if local.transport is None or store is None:
@@ -494,6 +510,7 @@ class _Launch:
             compaction=(policy.threshold_tokens, policy.keep_recent_tokens),
             confirmation=confirmation,
             system_prompt=system_prompt,
+            tool_descriptions=dict(agent_config.tool_descriptions) or None,
         )
         stack.push_async_callback(capture.aclose)
         return capture

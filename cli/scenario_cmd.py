@@ -1,4 +1,4 @@
-"""`nav scenario list|replay|record`: the replay harness on the command line.
+"""`nav scenario list|replay|record|mv|sweep`: the replay harness on the command line.
 
 Wiring only: the work is in `navagent.fixtures.harness`, imported inside each
 command so `nav --help` stays fast. Exit status: 0 all good, 1 a replay or
@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from navagent.core.ci import CI_RULE
 from navagent.core.visible import visible
 from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
 if TYPE_CHECKING:
+    from navagent.core.agent_config import AgentConfig
     from navagent.fixtures.harness import RecordFilters, ReplayResult, Scenario
 
 __all__ = ["FORMAT_CHOICES", "formats_chosen", "scenario_app"]
@@ -29,7 +31,7 @@ scenario_app = typer.Typer(
     epilog=(
         "Examples:\n\n"
         "  nav scenario list\n\n"
-        "  nav scenario replay                      # every scenario, all three formats\n\n"
+        "  nav scenario replay                      # every scenario x every format\n\n"
         "  nav scenario replay scenarios/providers.yaml --provider openai -v\n\n"
         "  nav scenario record providers diagnose-failing --provider all --sim\n\n"
         "  nav scenario record --missing --sim      # every cassette that does not exist"
@@ -45,8 +47,11 @@ FORMAT_CHOICES: tuple[str, ...] = (*FORMAT_IDS, "both", "all")
 
 if TYPE_CHECKING:
     FormatChoice = str
+    FormatChoices = str
 else:  # typer offers FORMAT_CHOICES
     FormatChoice = Literal[FORMAT_CHOICES]
+    # A repeatable option: typer takes a list of enum members, not of Literal values.
+    FormatChoices = StrEnum("FormatChoices", {name: name for name in FORMAT_CHOICES})
 
 
 def formats_chosen(choice: str) -> tuple[WireFormatId, ...]:
@@ -180,7 +185,7 @@ def replay(
 
     scenarios = _load(paths)
     try:
-        match = project_settings(Path.cwd()).match
+        settings = project_settings(Path.cwd())
     except FilterError as exc:
         raise _fail(f"pyproject.toml: {exc}") from None
     try:
@@ -188,6 +193,7 @@ def replay(
         invariants = team_invariants(team.invariants, team.import_paths)
     except ValueError as exc:
         raise _fail(f"nav scenario replay: {exc}") from None
+    match = settings.match
     jobs = [
         job
         for scenario in scenarios
@@ -216,14 +222,30 @@ def replay(
         raise _fail(f"nav scenario replay: {exc}") from None
     failed = sum(not result.passed for result in results)
     elapsed = time.perf_counter() - started
+    if failed:
+        _echo_record_commands(results, snapshots=settings.snapshots)
     _echo(f"{len(results) - failed} passed, {failed} failed in {elapsed:.1f}s")
     if failed:
         raise typer.Exit(1)
 
 
+def _echo_record_commands(results: list[ReplayResult], *, snapshots: bool) -> None:
+    """Once, after the blocks: the one command per scenario that records all it failed on."""
+    from navagent.fixtures.harness.replay._report import record_commands
+
+    lines = record_commands(
+        [result.failure.rerecord for result in results if result.failure is not None],
+        snapshots=snapshots,
+    )
+    if lines:
+        _echo("to record again what failed (review the diff before you commit it):")
+        _echo("\n".join(f"  {line}" for line in lines))
+
+
 def _find_scenarios(names: list[str]) -> list[Scenario]:
     """Scenario ids (in the project's folders), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
+    from navagent.fixtures.harness.scenarios._agent_config import with_agent_config
     from navagent.fixtures.harness.scenarios._loader import scenario_files_for
 
     folders = _project_folders()
@@ -235,9 +257,20 @@ def _find_scenarios(names: list[str]) -> list[Scenario]:
             path = next(by_id, path)
         paths.append(path)
     try:
-        return discover_scenarios(paths)
+        found = discover_scenarios(paths)
     except ScenarioError as exc:
         raise _fail(str(exc)) from None
+    return [with_agent_config(scenario, _project_agent()) for scenario in found]
+
+
+def _project_agent() -> AgentConfig:
+    """`nav_system_prompt` and `nav_tool_descriptions` of ./pyproject.toml, as `nav agent` sends."""
+    from navagent.fixtures.harness import FilterError, project_settings
+
+    try:
+        return project_settings(Path.cwd()).agent
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
 
 
 def _project_filters() -> RecordFilters:
@@ -259,7 +292,17 @@ class RecordModeChoice(StrEnum):
     rewrite = "rewrite"
 
 
-@scenario_app.command("record")
+def _record_help() -> str:
+    return (
+        "Record cassettes from a real provider, or with --sim from the simulator.\n\n"
+        "A real recording reads the wire format's key variable (OPENAI_API_KEY,"
+        " ANTHROPIC_API_KEY, ...). Auth headers are dropped, the nav_filter_* settings of"
+        " ./pyproject.toml are applied before anything is written, and the written file is"
+        f" checked for anything that looks like a key.\n\n{CI_RULE}"
+    )
+
+
+@scenario_app.command("record", help=_record_help())
 def record(
     scenarios: Annotated[
         list[str] | None,
@@ -269,12 +312,13 @@ def record(
         ),
     ] = None,
     provider: Annotated[
-        FormatChoice,
+        list[FormatChoices] | None,
         typer.Option(
-            help="Whose wire format to record (all: every format, both: openai and"
-            " anthropic, one after the other)."
+            help="Whose wire format to record, repeatable (all: every format, both: openai"
+            " and anthropic, one after the other).",
+            show_default="all",
         ),
-    ] = "all",
+    ] = None,
     sim: Annotated[
         bool,
         typer.Option("--sim", help="Record from the in-process simulated provider (no key)."),
@@ -308,14 +352,7 @@ def record(
         bool, typer.Option(help="Write the cassette even if expectations fail.")
     ] = False,
 ) -> None:
-    """Record cassettes from a real provider, or with --sim from the simulator.
-
-    A real recording reads the wire format's key variable (OPENAI_API_KEY,
-    ANTHROPIC_API_KEY, ...) and never runs in CI. Auth headers are dropped,
-    the nav_filter_* settings of ./pyproject.toml are applied before anything
-    is written, and the written file is checked for anything that looks like
-    a key.
-    """
+    """Record cassettes (the help text is `_record_help`: it quotes `CI_RULE`)."""
     from navagent.fixtures.harness import (
         RecordError,
         RecordTarget,
@@ -332,15 +369,20 @@ def record(
     if not scenarios and not missing:
         raise _fail("name the scenarios to record, or use --missing to record every missing one")
     loaded = _find_scenarios(scenarios or [str(folder) for folder in _project_folders()])
+    chosen = tuple(
+        name
+        for name in FORMAT_IDS
+        if any(name in formats_chosen(choice) for choice in provider or ["all"])
+    )
     if sim and endpoint is not None:
         raise _fail("--endpoint names a real API; it cannot be combined with --sim")
-    if not sim and len(formats_chosen(provider)) > 1 and (endpoint or model):
+    if not sim and len(chosen) > 1 and (endpoint or model):
         raise _fail("--endpoint and --model apply to one provider; choose --provider")
     filters = _project_filters()
     plan = [
         (scenario, name)
         for scenario in loaded
-        for name in formats_chosen(provider)
+        for name in chosen
         if name in scenario.formats
         and needs_recording(
             mode,  # type: ignore[arg-type]  # RecordModeChoice values are RecordModes
@@ -392,6 +434,41 @@ def record(
         )
     if failed:
         raise typer.Exit(1)
+
+
+@scenario_app.command("mv")
+def move(
+    old: Annotated[
+        str, typer.Argument(help="The scenario: an id in the project's folders, or a file.")
+    ],
+    new: Annotated[str, typer.Argument(help="Its new id (the file stays in its folder).")],
+    cassettes: CassettesOption = None,
+) -> None:
+    """Rename a scenario with its cassettes (every format's and the tool cassette) and snapshots.
+
+    Only the id changes inside the files (the scenario's `id:`, each cassette's
+    metadata.source.scenario); the recordings stay as recorded. Refuses, moving
+    nothing, when any target exists.
+    """
+    from navagent.fixtures.harness.record._rename import RenameError, rename_scenario
+
+    found = _find_scenarios([old])
+    if len(found) != 1:
+        raise _fail(f"nav scenario mv: {old} holds {len(found)} scenarios; name one")
+    scenario = found[0]
+    try:
+        moves = rename_scenario(scenario, new, cassette_dir=_cassette_dir(scenario, cassettes))
+    except RenameError as exc:
+        raise _fail(f"nav scenario mv: {exc}") from None
+    here = Path.cwd().resolve()
+    for done in moves:
+        _echo(f"moved {_shown(done.source, here)} -> {_shown(done.target, here)}")
+
+
+def _shown(path: Path, here: Path) -> str:
+    """`path` relative to the current folder when inside it."""
+    resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
+    return str(resolved.relative_to(here)) if resolved.is_relative_to(here) else str(path)
 
 
 @scenario_app.command("sweep")

@@ -22,6 +22,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from navagent.core.version import package_version
 from navagent.gateway import metrics
 from navagent.gateway._network import upstream_transport
 from navagent.gateway._slots import Slots, WorkerSlots
@@ -234,7 +235,11 @@ class Gateway:
         for warning in self.routes.warnings:
             log.warning("routes: %s", warning)
         log.info(
-            "gateway ready on %s%s: %s", self.address, " (tls)" if tls else "", summary(self.routes)
+            "gateway ready on %s%s: %s; nav-agent %s",
+            self.address,
+            " (tls)" if tls else "",
+            summary(self.routes),
+            package_version(),
         )
 
     async def _serve_health(self, listen: str) -> grpc.aio.Server:

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from navagent.core.redaction import clip
+from navagent.core.version import package_version
 from navagent.gateway import metrics
 from navagent.gateway._instance import PortLock, StateFolder
 from navagent.gateway._slots import Slots, WorkerSlots
@@ -166,11 +167,12 @@ class Supervisor:
             if self._on_ready is not None:
                 self._on_ready()
             log.info(
-                "gateway ready on %s%s: %s; %d workers",
+                "gateway ready on %s%s: %s; %d workers; nav-agent %s",
                 self.address,
                 " (tls)" if self.settings.tls_cert is not None else "",
                 summary(self.config.routes),
                 self.workers,
+                package_version(),
             )
             self._supervise(wake_read)
         except _Interrupted:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import grpc
@@ -85,6 +86,7 @@ def test_serve_logs_ready_answers_health_and_stops_on_sigterm(tmp_path: Path) ->
         assert process.stderr is not None
         ready = process.stderr.readline()
         assert "gateway ready on 127.0.0.1:" in ready and "1 route(s)" in ready
+        assert ready.rstrip().endswith(f"; nav-agent {version('nav-agent')}")
         port = int(ready.split("127.0.0.1:")[1].split(":")[0])
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(

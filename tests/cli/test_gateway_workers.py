@@ -13,6 +13,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import grpc
@@ -165,7 +166,8 @@ def serve(upstream: FaultUpstream, tmp_path: Path) -> Iterator[object]:
 
 def test_workers_share_the_port_and_survive_one_being_killed(serve) -> None:
     served: Served = serve("--workers", "2")
-    assert "2 workers" in served.wait_for_line("gateway ready on ")
+    ready = served.wait_for_line("gateway ready on ")
+    assert "2 workers" in ready and f"; nav-agent {version('nav-agent')}" in ready
     first = served.workers()
     assert len(first) == 2 and served.listeners() == set(first)
     assert [served.call() for _ in range(6)] == ["message"] * 6

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -295,6 +296,7 @@ async def test_logs_say_ready_and_one_line_per_stream_without_keys(
     ready = next(line for line in lines if line.startswith("gateway ready"))
     assert gateway.address in ready and "1 route(s)" in ready
     assert "agent->openai_chat_completions" in ready
+    assert ready.endswith(f"; nav-agent {version('nav-agent')}")  # which build a report is from
     streams = [line for line in lines if line.startswith("stream ")]
     assert len(streams) == 2
     assert "route=a protocol=openai_chat_completions model=model-a" in streams[0]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,3 +53,14 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     """
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
     return pytester
+
+
+def without_recorder(text: str | bytes) -> str:
+    """A cassette without its `metadata.recorded_by` line, the one line that names the build.
+
+    Committed cassettes may predate it or come from another build; everything
+    else a re-record writes must be the same bytes.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    return re.sub(r"(?m)^  recorded_by: .*\n", "", text, count=1)

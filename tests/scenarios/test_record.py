@@ -7,6 +7,7 @@ fake key, which exercises everything but the remote host.
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from navagent.fixtures.harness import (
     simulated_target,
 )
 from navagent.fixtures.provider import SimulatedProvider
-from tests.scenarios.conftest import CASSETTES, SCENARIOS
+from tests.scenarios.conftest import CASSETTES, SCENARIOS, without_recorder
 
 
 def fake_key(variable: str) -> str:
@@ -60,9 +61,41 @@ async def test_sim_recording_reproduces_the_committed_cassette_byte_for_byte(
         scenario, provider, cassette_dir=tmp_path, target=simulated_target(), cluster=cluster
     )
     assert result.written and result.problems == ()
-    committed = (CASSETTES / provider / f"{scenario_id}.yaml").read_bytes()
-    assert result.path.read_bytes() == committed
+    committed = (CASSETTES / provider / f"{scenario_id}.yaml").read_text(encoding="utf-8")
+    recorded = result.path.read_text(encoding="utf-8")
+    # The one line that names the build differs between builds, and only it.
+    assert f"\n  recorded_by: nav-agent {version('nav-agent')}\n" in recorded
+    assert without_recorder(recorded) == without_recorder(committed)
     assert list(result.path.parent.iterdir()) == [result.path]  # no partial file left
+
+
+async def test_a_recording_names_the_build_and_the_same_build_records_the_same_bytes(
+    tmp_path: Path, cluster: SimulatedCluster
+) -> None:
+    scenario = load_scenario(SCENARIOS / "providers.yaml")
+    paths = []
+    for folder in ("first", "second"):
+        result = await record_scenario(
+            scenario,
+            "openai",
+            cassette_dir=tmp_path / folder,
+            target=simulated_target(),
+            cluster=cluster,
+        )
+        assert result.written
+        paths.append(result.path)
+    first, second = (path.read_bytes() for path in paths)
+    assert first == second
+    assert load_cassette(paths[0]).recorded_by == f"nav-agent {version('nav-agent')}"
+    # A cassette written before versions came from git has no such line: it loads and replays.
+    older = tmp_path / "older"
+    older_path = older / paths[0].relative_to(tmp_path / "first")
+    older_path.parent.mkdir(parents=True)
+    older_path.write_text(without_recorder(first.decode("utf-8")), encoding="utf-8")
+    assert b"recorded_by" not in older_path.read_bytes()
+    assert load_cassette(older_path).recorded_by is None
+    replayed = await replay_scenario(scenario, "openai", cassette_dir=older, cluster=cluster)
+    assert replayed.passed, replayed.report
 
 
 @pytest.mark.parametrize("provider", FORMAT_IDS)

@@ -49,6 +49,22 @@ def test_a_tool_cassette_round_trips_through_its_yaml(tmp_path: Path) -> None:
     assert "timed_out" not in path.read_text("utf-8").split("- args:")[1]  # only when true
 
 
+def test_a_tool_cassette_names_the_build_that_wrote_it_and_an_older_one_loads(
+    tmp_path: Path,
+) -> None:
+    stamped = ToolCassette(
+        source=SOURCE, interactions=(interaction("sandbox", "list"),), recorded_by="nav-agent 0.2.0"
+    )
+    path = tmp_path / "t.yaml"
+    path.write_text(dump_tool_cassette(stamped), encoding="utf-8")
+    assert "\n  recorded_by: nav-agent 0.2.0\n" in path.read_text(encoding="utf-8")
+    assert load_tool_cassette(path) == stamped
+    older = stamped.model_copy(update={"recorded_by": None})
+    path.write_text(dump_tool_cassette(older), encoding="utf-8")
+    assert "recorded_by" not in path.read_text(encoding="utf-8")
+    assert load_tool_cassette(path) == older
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
