@@ -131,6 +131,12 @@ def _compile(source: str) -> Regexp:
     return re2.compile(source.encode("utf-8"), _OPTIONS)
 
 
+def _capture_free(source: str) -> Regexp:
+    options = _latin1()
+    options.never_capture = True
+    return re2.compile(source.encode("utf-8"), options)
+
+
 @dataclass(frozen=True)
 class Shape:
     """One credential shape, run on the linear-time engine.
@@ -140,15 +146,18 @@ class Shape:
     linear-time test repeats each of them to a megabyte. `after` lists the
     bytes that may not follow a match, checked after it (RE2 has no
     lookahead), for the shapes whose pattern reads the byte before them
-    (the others end in `_not_followed`); `check` may refuse a match; the
-    `secret` group (or the whole match) is widened over the token's
-    characters when `widen`.
+    (the others end in `_not_followed`); `check(head, secret)` may refuse a
+    match; the `secret` group (or the whole match) is widened over the
+    token's characters when `widen`.
 
     A token shape has no group at all: RE2 finds a match without captures
     in one DFA pass, but tracking a group across a long match costs it ten
     to fifty times more. Its match may start with an escape (`lead_escape`:
     a backslash and `n` before the token) and end with the byte `_not_followed` took
-    (`tail`); `_shape_spans` leaves both out.
+    (`tail`); `_shape_spans` leaves both out. A shape whose value follows a
+    keyword is matched without captures too (`_valued`): `head`, anchored at
+    the match, finds where the value starts; `trail` bytes (a closing quote)
+    end the match after it.
     """
 
     kind: str
@@ -157,10 +166,12 @@ class Shape:
     folded: bool = False
     gated: bool = True
     after: frozenset[int] = frozenset()
-    check: Callable[[Any], bool] | None = None
+    check: Callable[[bytes, bytes], bool] | None = None
     widen: bool = False
     lead_escape: bool = False
     tail: bool = False
+    head: Regexp | None = None
+    trail: int = 0
 
     @property
     def group(self) -> int:
@@ -203,15 +214,31 @@ def _token(
     return Shape(kind, pattern, prefixes, folded, lead_escape=True, tail=bool(after))
 
 
+def _valued(
+    kind: str, source: str, prefixes: tuple[str, ...], *, trail: int = 0, **options: Any
+) -> Shape:
+    """A shape whose `secret` group is its value: matched without captures, `head` finds the value.
+
+    `source` is `HEAD(?P<secret>VALUE)` and `trail` fixed bytes: the head is
+    everything before the group (its groups balanced), so the value starts
+    where `head`, anchored at the match, ends.
+    """
+    head, marker, _ = source.partition("(?P<secret>")
+    assert marker and head, kind
+    whole = _capture_free(source.replace("(?P<secret>", "(?:"))
+    assert whole.groups == 0, kind  # RE2 still captures a named group under `never_capture`
+    return Shape(kind, whole, prefixes, head=_capture_free(head), trail=trail, **options)
+
+
 _TELEGRAM = Shape(
     "a Telegram bot token",
     _compile(r"(?:^|[^0-9])(?P<secret>[0-9]{8,10}:AA[0-9A-Za-z_\-]{33})"),
     (":AA",),
     after=_TOKEN_END,
 )
-_BEARER = Shape(
+_BEARER = _valued(
     "a bearer token",
-    _compile(r"(?i)(?:\b|\\[nrt])bearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)"),
+    r"(?i)(?:\b|\\[nrt])bearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)",
     ("bearer",),
     folded=True,
 )
@@ -239,7 +266,7 @@ HAND_SHAPES: tuple[Shape, ...] = (
         "an OpenAI-style secret key (sk-...)",
         _compile(r"(?:\b|\\[nrt])sk-[A-Za-z0-9_\-]{8,}"),
         ("sk-",),
-        check=lambda m: b"sk-ant-" not in m.group(0)[:9],
+        check=lambda _, secret: not secret.startswith(b"sk-ant-"),
         lead_escape=True,
     ),
     # Tokens detect-secrets has no plugin for.
@@ -297,12 +324,10 @@ HAND_SHAPES: tuple[Shape, ...] = (
     _BEARER,
     # A credential in a URL's query by its name (`?key=`, `&sig=`, `X-Goog-Signature=`),
     # also where JSON escaped the `&` (`\u0026`).
-    Shape(
+    _valued(
         "a credential in a URL's query",
-        _compile(
-            r"(?i)(?:[?&;]|\\u0026)[A-Za-z0-9_.\-]*(?:" + _NAME_WORDS + r")[A-Za-z0-9_.\-]*="
-            r"(?P<secret>[^&#\s'\"\\<>]{4,})"
-        ),
+        rf"(?i)(?:[?&;]|\\u0026)[A-Za-z0-9_.\-]*(?:{_NAME_WORDS})[A-Za-z0-9_.\-]*="
+        r"(?P<secret>[^&#\s'\"\\<>]{4,})",
         CREDENTIAL_NAME_WORDS,
         folded=True,
     ),
@@ -441,14 +466,17 @@ def _keyword_shapes() -> tuple[Shape, ...]:
     for pattern, group in _keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
         if not pattern.pattern.startswith(_keyword.DENYLIST_REGEX):
             continue
-        source = pattern.pattern.replace(_keyword.SECRET, f"(?P<secret>{_BOUNDED_VALUE})")
-        assert source != pattern.pattern, "detect-secrets' keyword SECRET changed"
-        source = re.sub(r"\(\\\d\)", f"({_QUOTE})", source)
-        compiled = _compile(f"(?{_python_flags(pattern.flags)}){source}")
-        assert compiled.groupindex[b"secret"] == group + 1
+        secret = f"({_keyword.SECRET})"
+        assert secret in pattern.pattern, "detect-secrets' keyword SECRET changed"
+        head, _, rest = pattern.pattern.partition(secret)
+        assert _compile(head).groups == group - 1, "its value is no longer the group named"
+        rest = re.sub(r"\(\\\d\)", f"({_QUOTE})", rest)
+        assert rest in (f"({_QUOTE})", f"({_QUOTE});"), rest
+        source = f"(?{_python_flags(pattern.flags)}){head}(?P<secret>{_BOUNDED_VALUE}){rest}"
         shapes.append(
-            Shape("a secret assigned to a keyword", compiled, _DENYLIST_STARTS, folded=True)
-        )
+            _valued("a secret assigned to a keyword", source, _DENYLIST_STARTS,
+                    trail=len(rest) - len(_QUOTE) - 1, folded=True)
+        )  # fmt: skip
     return tuple(shapes)
 
 
@@ -491,9 +519,9 @@ def _secret_like(value: str) -> bool:
     return _ENTROPY.calculate_shannon_entropy(value) >= 3.0
 
 
-def _value(match: Any, name: str = "secret") -> str:
-    raw: bytes = match.group(match.re.groupindex[name.encode()])
-    return raw.decode("utf-8", "replace")
+def _assigned(head: bytes) -> bool:
+    """Whether a keyword's value follows `=` (taken as given), not `:` (prose, YAML)."""
+    return head.rfind(b"=") > head.rfind(b":")
 
 
 _AUTH_SCHEMES = (
@@ -526,59 +554,49 @@ _IN_CONTEXT_SHAPES: tuple[Shape, ...] = (
         ("aws",),
         folded=True,
     ),
-    Shape(
+    _valued(
         "a credential header",
         # `proxy-authorization` and `x-api-key` end in these names.
-        _compile(
-            rf"(?i)(?:authorization|api-key){_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*{_ESCAPED_QUOTE}?"
-            rf"(?:(?:{_SCHEMES})[ \t]+)?(?P<secret>[A-Za-z0-9+/._~\-][^\s'\",;\\]{{3,}})"
-        ),
+        rf"(?i)(?:authorization|api-key){_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*{_ESCAPED_QUOTE}?"
+        rf"(?:(?:{_SCHEMES})[ \t]+)?(?P<secret>[A-Za-z0-9+/._~\-][^\s'\",;\\]{{3,}})",
         ("authorization", "api-key"),
         folded=True,
-        check=lambda m: _value(m).lower() not in ("bearer", *_AUTH_SCHEMES),
+        check=lambda _, secret: secret.lower().decode() not in ("bearer", *_AUTH_SCHEMES),
     ),
-    Shape(
+    _valued(
         "a registry auth value",
         # Docker's `"auth": "<base64 user:password>"`, npm's `_auth=<base64>`.
-        _compile(
-            rf"(?i)(?:^|[^A-Za-z0-9])auth{_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*{_ESCAPED_QUOTE}?"
-            r"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})"
-        ),
+        rf"(?i)(?:[^A-Za-z0-9]|^)auth{_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*{_ESCAPED_QUOTE}?"
+        r"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})",
         ("auth",),
         folded=True,
         after=_B64_CHARS | {ord("=")},
-        check=lambda m: _secret_like(_value(m)),
+        check=lambda _, secret: _secret_like(secret.decode()),
     ),
-    Shape(
+    _valued(
         "a credential header",
         # `Cookie: a=1; b=2` and `Set-Cookie: ...`: from the first `name=` to the
         # end of the line, its quote or an escape (`xcookie:` is another name).
-        _compile(
-            r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9]?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
-            r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]{1,1000})"
-        ),
+        r"(?i)(?:[^A-Za-z0-9]|^)[A-Za-z0-9]?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
+        r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]{1,1000})",
         ("cookie",),
         folded=True,
     ),
-    Shape(
+    _valued(
         "a credential header",
         # Any header whose name holds a credential word (`Ocp-Apim-Subscription-Key:`,
         # `X-Functions-Key:`): a name with a hyphen, its value on the same line.
-        _compile(
-            rf"(?i){_HYPHENATED_NAME}{_ESCAPED_QUOTE}?[ \t]*:[ \t]*{_ESCAPED_QUOTE}?"
-            r"(?P<secret>[A-Za-z0-9+/._~\-][^\s'\",;\\]{5,})"
-        ),
+        rf"(?i){_HYPHENATED_NAME}{_ESCAPED_QUOTE}?[ \t]*:[ \t]*{_ESCAPED_QUOTE}?"
+        r"(?P<secret>[A-Za-z0-9+/._~\-][^\s'\",;\\]{5,})",
         CREDENTIAL_NAME_WORDS,
         folded=True,
-        check=lambda m: _secret_like(_value(m)) and not _value(m).isdigit(),
+        check=lambda _, secret: _secret_like(secret.decode()) and not secret.isdigit(),
     ),
-    Shape(
+    _valued(
         "a secret given as a command-line flag",
         # `--token VALUE` on a command line (`--token=VALUE` is a keyword assignment).
-        _compile(
-            r"(?i)--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-token"
-            r"|auth-token|private-key)[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{3,255})"
-        ),
+        r"(?i)--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-token"
+        r"|auth-token|private-key)[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{3,255})",
         ("--",),
     ),
     Shape(
@@ -591,25 +609,23 @@ _IN_CONTEXT_SHAPES: tuple[Shape, ...] = (
         ("authorization", "api-key", "cookie"),
         folded=True,
     ),
-    Shape(
+    _valued(
         "a secret assigned to a keyword",
         # `DB_PASSWORD=hunter22`, `api_key: 9f...`: a value after a keyword, quoted
         # or not (`\"` and `\u0022` too: JSON inside a JSON string). Not inside a
         # word, but after `_`, `.`, `-` (`DB_PASSWORD`) or an escape (`\npassword`).
         # After `=` the value is taken; after `:` (prose, YAML) only when it is
         # secret-like (`_secret_like`).
-        _compile(
-            r"(?i)(?:^|[^A-Za-z0-9]|\\[nrt]|\\u002[27])"
-            r"(?:password|passwd|passphrase|pgpassword|pwd|pass|secret|secret_?key"
-            r"|secret_?access_?key|api_?key|app_?key|application_?key|access_?key|private_?key"
-            r"|auth_?key|client_?secret"
-            r"|token|access_?token|auth_?token|refresh_?token|credentials?)"
-            rf"{_ESCAPED_QUOTE}?[ \t]*(?P<op>:|=)[ \t]*(?:{_ESCAPED_QUOTE}|`)?"
-            r"(?P<secret>[^\s'\"`,;\\\[\]{}()<>]{4,256})"
-        ),
+        r"(?i)(?:\\[nrt]|\\u002[27]|[^A-Za-z0-9]|^)"
+        r"(?:password|passwd|passphrase|pgpassword|pwd|pass|secret|secret_?key"
+        r"|secret_?access_?key|api_?key|app_?key|application_?key|access_?key|private_?key"
+        r"|auth_?key|client_?secret"
+        r"|token|access_?token|auth_?token|refresh_?token|credentials?)"
+        rf"{_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*(?:{_ESCAPED_QUOTE}|`)?"
+        r"(?P<secret>[^\s'\"`,;\\\[\]{}()<>]{4,256})",
         _KEYWORD_STARTS,
         folded=True,
-        check=lambda m: _value(m, "op") == "=" or _secret_like(_value(m)),
+        check=lambda head, secret: _assigned(head) or _secret_like(secret.decode()),
     ),
 )
 """Shapes that start with a keyword (case-insensitive): searched only in a text
@@ -728,13 +744,18 @@ def _shape_spans(shape: Shape, data: bytes) -> list[tuple[str, int, int]]:
         if shape.after and end_of_match < size and data[end_of_match] in shape.after:
             position = _run_end(data, end_of_match, shape.after)
             continue
-        if shape.check is not None and not shape.check(match):
-            continue
         first, last = match.span(group)
+        if shape.head is not None:
+            head_end = shape.head.match(data, first).end()
+            first, last, head = head_end, last - shape.trail, data[first:head_end]
+        else:
+            head = b""
         if shape.lead_escape and data[first] == 0x5C:  # `\n` before the token
             first += 2
         if shape.tail and (last < size or data[last - 1] not in _TOKEN_BYTES):
             last -= 1  # the byte `_not_followed` took (none at the end of the text)
+        if shape.check is not None and not shape.check(head, data[first:last]):
+            continue
         if shape.widen:
             last = _WIDEN.match(data, last).end()
             position = max(position, last)
