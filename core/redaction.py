@@ -22,19 +22,26 @@ what a secret is. It finds:
   their last, or to the end of the text (`detect-secrets` flags the header);
 - a value after a keyword (`DB_PASSWORD=...`, `api_key: ...`, quoted or not);
 - shapes `detect-secrets` lacks, kept by hand: tokens that name their
-  issuer by a literal prefix (`HAND_SHAPES`, each says why), the credential
-  after an HTTP auth scheme, cookies, registry `auth` values and secrets
-  given as command-line flags (`IN_CONTEXT`).
+  issuer by a literal prefix (`HAND_SHAPES`, each says why, and the vendor
+  table in `_secret_shapes`), the credential after an HTTP auth scheme,
+  cookies, any header or query parameter whose name holds a credential word
+  (`CREDENTIAL_NAME_WORDS`), registry `auth` values and secrets given as
+  command-line flags (`_IN_CONTEXT_SHAPES`), also inside escaped JSON
+  (escaped quotes and slashes, `u0022` escapes);
+- a base64 run whose decoded text holds any of the above (kubeconfig
+  `client-key-data`, `.dockerconfigjson`, a Secret's `data`).
 
 detect-secrets reports values, not positions, so its regular expressions are
-run here directly to get spans. Speed (logs and recordings pass here): shapes
-that start with a literal are searched over the whole text (Python's re skips
-ahead to the literal); shapes that start with a keyword alternation are tried
-only where one of their words starts (`IN_CONTEXT`), and a few others only
-around their word (`_ANCHORS`). Its entropy plugins are not run over whole
-texts: on logs and tool output they flag every hash and id; entropy counts
-only in keyword context (`secret: <value>`), where the keyword says the value
-may be a secret (`_secret_like`).
+run here directly to get spans, all on RE2 (`google-re2`): no pattern applied
+to a text can backtrack, so redaction time is linear in the text whatever it
+holds (a megabyte of one shape's prefix repeated took seconds on Python's re,
+and four times the text sixteen times as long). Each shape names the literal
+words it starts with (`Shape.prefixes`): one RE2 set pass over the text tells
+which shapes can match at all, and the linear-time test repeats every one of
+those words. Its entropy plugins are not run over whole texts: on logs and
+tool output they flag every hash and id; entropy counts only in keyword
+context (`secret: <value>`), where the keyword says the value may be a
+secret (`_secret_like`).
 
 Redaction runs before any cut (`clip`), so a secret sitting at a truncation
 point cannot leave as its first characters. The registry is process-wide on
@@ -450,9 +457,11 @@ _STRESS: dict[str, tuple[str, ...]] = {}
 """Shapes gated on a literal inside them: their own first characters, for the linear-time test."""
 
 
-_BOUNDED_VALUE = r"[A-Za-z0-9_](?:[^\n\r\v'\"]{0,255}[^\n\r\v,'\"`])?"
-"""The keyword detector's value, kept on one line and at most 257 characters
-(its own `[^\\v'"]*` runs across newlines in a whole text, and is unbounded)."""
+_BOUNDED_VALUE = r"[A-Za-z0-9_](?:[^\n\r\v'\"]*[^\n\r\v,'\"`])?"
+"""The keyword detector's value, kept on one line (its own `[^\\v'"]*` runs
+across newlines in a whole text). Values are not bounded in length: on RE2 a
+bound costs time (a counted repeat multiplies the automaton's states), and
+taking a long value whole masks more, never less."""
 _QUOTE = r"['\"`]"
 
 
@@ -578,7 +587,7 @@ _IN_CONTEXT_SHAPES: tuple[Shape, ...] = (
         # `Cookie: a=1; b=2` and `Set-Cookie: ...`: from the first `name=` to the
         # end of the line, its quote or an escape (`xcookie:` is another name).
         r"(?i)(?:[^A-Za-z0-9]|^)[A-Za-z0-9]?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
-        r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]{1,1000})",
+        r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]+)",
         ("cookie",),
         folded=True,
     ),
@@ -596,7 +605,7 @@ _IN_CONTEXT_SHAPES: tuple[Shape, ...] = (
         "a secret given as a command-line flag",
         # `--token VALUE` on a command line (`--token=VALUE` is a keyword assignment).
         r"(?i)--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-token"
-        r"|auth-token|private-key)[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{3,255})",
+        r"|auth-token|private-key)[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{3,})",
         ("--",),
     ),
     Shape(
@@ -622,7 +631,7 @@ _IN_CONTEXT_SHAPES: tuple[Shape, ...] = (
         r"|auth_?key|client_?secret"
         r"|token|access_?token|auth_?token|refresh_?token|credentials?)"
         rf"{_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*(?:{_ESCAPED_QUOTE}|`)?"
-        r"(?P<secret>[^\s'\"`,;\\\[\]{}()<>]{4,256})",
+        r"(?P<secret>[^\s'\"`,;\\\[\]{}()<>]{4,})",
         _KEYWORD_STARTS,
         folded=True,
         check=lambda head, secret: _assigned(head) or _secret_like(secret.decode()),
