@@ -44,8 +44,8 @@ def main() -> None:
     from navagent.fixtures.harness import scan_text
 
     try:
-        from navagent.fixtures.harness._body_redaction import redact_sse
-        from navagent.fixtures.provider._kit import kit_for
+        from navagent.fixtures.harness.cassettes._body_redaction import redact_sse
+        from navagent.fixtures.provider.wire._kit import kit_for
     except ModuleNotFoundError:  # main after the modules moved into subpackages
         redact_sse = importlib.import_module(
             "navagent.fixtures.harness.cassettes._body_redaction"

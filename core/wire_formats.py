@@ -130,7 +130,7 @@ class WireFormat:
     event: keys joined by `.`, a list's items as `[]`, `.**` for anything under
     a key. A recording's redaction joins the strings at one such path, event
     after event, and redacts them as one text, so a secret the model wrote
-    across two events is still masked (`navagent.fixtures.harness._body_redaction`)."""
+    across two events is still masked (`navagent.fixtures.harness.cassettes._body_redaction`)."""
     model_in_path: bool = field(init=False)
     """The model travels in the URL (`{model}` in `path`), not in the body."""
 

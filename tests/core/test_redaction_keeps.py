@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from navagent.core.redaction import REDACTED, redact
-from navagent.fixtures.harness._body_redaction import redact_headers
+from navagent.fixtures.harness.cassettes._body_redaction import redact_headers
 
 _RNG = random.Random(39)
 KEPT = [

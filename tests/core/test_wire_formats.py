@@ -41,10 +41,14 @@ from navagent.fixtures.harness import (
     discover_scenarios,
     parse_scenario,
 )
-from navagent.fixtures.harness._cassette import REQUEST_HEADERS_KEPT, RESPONSE_HEADERS_KEPT
-from navagent.fixtures.provider import SimulatedProvider, _format, simulate
-from navagent.fixtures.provider._format import plugin_for
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.harness.cassettes._cassette import (
+    REQUEST_HEADERS_KEPT,
+    RESPONSE_HEADERS_KEPT,
+)
+from navagent.fixtures.provider import SimulatedProvider, simulate
+from navagent.fixtures.provider.wire import _format
+from navagent.fixtures.provider.wire._format import plugin_for
+from navagent.fixtures.provider.wire._kit import kit_for
 from navagent.gateway.protocols import PROTOCOLS
 from navagent.gateway.routes import CHAT_PROTOCOLS
 
@@ -162,7 +166,9 @@ def test_a_format_without_a_registry_row_cannot_be_simulated() -> None:
 
 
 def test_a_row_whose_module_has_no_plugin_fails_naming_both(monkeypatch) -> None:
-    row = replace(WIRE_FORMATS["openai"], id="flavour", simulator="navagent.fixtures.provider._ids")
+    row = replace(
+        WIRE_FORMATS["openai"], id="flavour", simulator="navagent.fixtures.provider.wire._ids"
+    )
     monkeypatch.setattr(_format, "wire_format", lambda format_id: row)
     with pytest.raises(LookupError, match=r"_ids exports no PLUGIN for the wire format 'flavour'"):
         _format.plugin_for.__wrapped__("flavour")

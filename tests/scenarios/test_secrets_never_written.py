@@ -37,14 +37,14 @@ from navagent.core.redaction import (
 )
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import load_scenario, scan_text
-from navagent.fixtures.harness._body_redaction import redact_sse
-from navagent.fixtures.harness._capture import SessionCapture
-from navagent.fixtures.harness._recorder import RecordTarget
-from navagent.fixtures.harness._recorder import _source as recorder_source
-from navagent.fixtures.harness._wire import CassetteTransport
+from navagent.fixtures.harness.cassettes._body_redaction import redact_sse
+from navagent.fixtures.harness.cassettes._wire import CassetteTransport
+from navagent.fixtures.harness.record._capture import SessionCapture
+from navagent.fixtures.harness.record._recorder import RecordTarget
+from navagent.fixtures.harness.record._recorder import _source as recorder_source
 from navagent.fixtures.nav_sim._seed import log_line
 from navagent.fixtures.provider import SimulatedProvider
-from navagent.fixtures.provider._kit import kit_for
+from navagent.fixtures.provider.wire._kit import kit_for
 from tests.cli.harness import run_nav
 from tests.scenarios.conftest import SCENARIOS
 from tests.scenarios.secret_kinds import Planted, planted_secrets
