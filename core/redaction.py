@@ -22,19 +22,26 @@ what a secret is. It finds:
   their last, or to the end of the text (`detect-secrets` flags the header);
 - a value after a keyword (`DB_PASSWORD=...`, `api_key: ...`, quoted or not);
 - shapes `detect-secrets` lacks, kept by hand: tokens that name their
-  issuer by a literal prefix (`HAND_SHAPES`, each says why), the credential
-  after an HTTP auth scheme, cookies, registry `auth` values and secrets
-  given as command-line flags (`IN_CONTEXT`).
+  issuer by a literal prefix (`HAND_SHAPES`, each says why, and the vendor
+  table in `_secret_shapes`), the credential after an HTTP auth scheme,
+  cookies, any header or query parameter whose name holds a credential word
+  (`CREDENTIAL_NAME_WORDS`), registry `auth` values and secrets given as
+  command-line flags (`_IN_CONTEXT_SHAPES`), also inside escaped JSON
+  (escaped quotes and slashes, `u0022` escapes);
+- a base64 run whose decoded text holds any of the above (kubeconfig
+  `client-key-data`, `.dockerconfigjson`, a Secret's `data`).
 
 detect-secrets reports values, not positions, so its regular expressions are
-run here directly to get spans. Speed (logs and recordings pass here): shapes
-that start with a literal are searched over the whole text (Python's re skips
-ahead to the literal); shapes that start with a keyword alternation are tried
-only where one of their words starts (`IN_CONTEXT`), and a few others only
-around their word (`_ANCHORS`). Its entropy plugins are not run over whole
-texts: on logs and tool output they flag every hash and id; entropy counts
-only in keyword context (`secret: <value>`), where the keyword says the value
-may be a secret (`_secret_like`).
+run here directly to get spans, all on RE2 (`google-re2`): no pattern applied
+to a text can backtrack, so redaction time is linear in the text whatever it
+holds (a megabyte of one shape's prefix repeated took seconds on Python's re,
+and four times the text sixteen times as long). Each shape names the literal
+words it starts with (`Shape.prefixes`): one RE2 set pass over the text tells
+which shapes can match at all, and the linear-time test repeats every one of
+those words. Its entropy plugins are not run over whole texts: on logs and
+tool output they flag every hash and id; entropy counts only in keyword
+context (`secret: <value>`), where the keyword says the value may be a
+secret (`_secret_like`).
 
 Redaction runs before any cut (`clip`), so a secret sitting at a truncation
 point cannot leave as its first characters. The registry is process-wide on
@@ -44,15 +51,17 @@ to hand them an instance.
 
 from __future__ import annotations
 
+import binascii
 import bisect
 import json
 import logging
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import re2
 from detect_secrets.plugins import keyword as _keyword
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
@@ -73,7 +82,10 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from navagent.core._secret_shapes import VENDOR_TOKENS
+
 __all__ = [
+    "CREDENTIAL_NAME_WORDS",
     "DETECTORS",
     "HAND_SHAPES",
     "MIN_SECRET_CHARS",
@@ -82,7 +94,9 @@ __all__ = [
     "SECRET_SHAPES",
     "RedactingFormatter",
     "SecretMatch",
+    "Shape",
     "clip",
+    "credential_name",
     "distinct_secrets",
     "find_secrets",
     "header_safe_problem",
@@ -92,254 +106,387 @@ __all__ = [
     "redact_many",
     "redact_pieces",
     "register_secret",
+    "shape_prefixes",
 ]
 
 REDACTED = "[redacted]"
 REDACTED_IN_URL = "%5Bredacted%5D"
 """`[redacted]` percent-encoded: a URL's masked password keeps the URL parseable
 (`user:[redacted]@host` reads as an IPv6 host)."""
+_MASKS = (REDACTED.encode(), REDACTED_IN_URL.encode())
 _URL_PASSWORD = "a password in a URL"
 MIN_SECRET_CHARS = 6
 
-Shape = tuple[str, re.Pattern[str]]
-"""(what it is, pattern); a `secret` group, when present, is the part to mask."""
+
+def _latin1(max_mem: int = 8 << 20) -> re2.Options:
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]  # stubs lack it
+    options.max_mem = max_mem
+    return options
 
 
-def _token(literal: str, rest: str, flags: int = 0) -> re.Pattern[str]:
-    """`literal` + `rest`, not glued to a word before it (an escaped newline is a boundary).
+_OPTIONS = _latin1()
+"""Every pattern runs on a text's UTF-8 bytes, one byte a character: RE2 never
+backtracks (its time is linear in the text), and offsets need no decoding per
+search. Patterns are ASCII (a non-ASCII literal is spelled in UTF-8 bytes)."""
 
-    Literal first, boundary after: Python's re then skips ahead to the
-    literal instead of trying every position (twenty times faster).
+Regexp = Any
+"""A compiled RE2 pattern over bytes (`re2._Regexp[bytes]`)."""
+
+
+def _compile(source: str) -> Regexp:
+    return re2.compile(source.encode("utf-8"), _OPTIONS)
+
+
+def _capture_free(source: str) -> Regexp:
+    options = _latin1()
+    options.never_capture = True
+    return re2.compile(source.encode("utf-8"), options)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One credential shape, run on the linear-time engine.
+
+    `prefixes` are what a match starts with (lower case when `folded`): the
+    shape is searched only in a text holding one of them (`gated`), and the
+    linear-time test repeats each of them to a megabyte. `after` lists the
+    bytes that may not follow a match, checked after it (RE2 has no
+    lookahead), for the shapes whose pattern reads the byte before them
+    (the others end in `_not_followed`); `check(head, secret)` may refuse a
+    match; the `secret` group (or the whole match) is widened over the
+    token's characters when `widen`.
+
+    A token shape has no group at all: RE2 finds a match without captures
+    in one DFA pass, but tracking a group across a long match costs it ten
+    to fifty times more. Its match may start with an escape (`lead_escape`:
+    a backslash and `n` before the token) and end with the byte `_not_followed` took
+    (`tail`); `_shape_spans` leaves both out. A shape whose value follows a
+    keyword is matched without captures too (`_valued`): `head`, anchored at
+    the match, finds where the value starts; `trail` bytes (a closing quote)
+    end the match after it.
     """
-    lit = re.escape(literal)
-    pattern = re.compile(f"{lit}(?:(?<!\\w{lit})|(?<=\\\\[nrt]{lit})){rest}", flags)
-    if not flags & re.I:
-        _LITERALS[pattern.pattern] = literal
-    return pattern
+
+    kind: str
+    pattern: Regexp
+    prefixes: tuple[str, ...]
+    folded: bool = False
+    gated: bool = True
+    after: frozenset[int] = frozenset()
+    check: Callable[[bytes, bytes], bool] | None = None
+    widen: bool = False
+    lead_escape: bool = False
+    tail: bool = False
+    head: Regexp | None = None
+    trail: int = 0
+
+    @property
+    def group(self) -> int:
+        """The index of the `secret` group, 0 (the whole match) without one."""
+        index: int = self.pattern.groupindex.get(b"secret", 0)
+        return index
+
+    @property
+    def gates(self) -> tuple[bytes, ...]:
+        """The prefixes as bytes: one must be in the text (lower-cased when `folded`)."""
+        return tuple(prefix.encode() for prefix in self.prefixes)
 
 
-_LITERALS: dict[str, str] = {}
-"""The literal each case-sensitive `_token` shape starts with: a text without
-it is not searched (`in` is a fast scan; each search has a fixed cost)."""
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_TOKEN_END = _WORD | frozenset(b"-")
+_TOKEN_BYTES = _WORD | frozenset(b"-.+/=~%")
+"""What a token may end with: a match's last byte outside these is a separator."""
+_B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
-_TELEGRAM = re.compile(r"(?<![0-9])[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}(?![0-9A-Za-z_\-])")
-_BEARER = _token("bearer", r"\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)", re.I)
+def _not_followed(chars: frozenset[int]) -> str:
+    """RE2 for "the end, or a byte not in `chars`" (it has no lookahead): a token's exact end.
+
+    Inside the pattern, not a check after it: a megabyte of back-to-back
+    over-long tokens is then one search, not one refused match per token.
+    """
+    return "(?:$|[^" + "".join(f"\\x{byte:02x}" for byte in sorted(chars)) + "])"
+
+
+def _token(
+    kind: str, literal: str, rest: str, *, after: frozenset[int] = frozenset(), folded: bool = False
+) -> Shape:
+    """`literal` + `rest`, not glued to a word before it (an escaped newline is a boundary)."""
+    assert literal[:1].isalnum(), literal  # `\b` before it is the start of a word
+    lit = re2.escape(literal)
+    flags = "(?i)" if folded else ""
+    end = _not_followed(after) if after else ""
+    pattern = _compile(f"{flags}(?:\\b|\\\\[nrt]){lit}{rest}{end}")
+    prefixes = (literal.lower() if folded else literal,)
+    return Shape(kind, pattern, prefixes, folded, lead_escape=True, tail=bool(after))
+
+
+def _valued(
+    kind: str, source: str, prefixes: tuple[str, ...], *, trail: int = 0, **options: Any
+) -> Shape:
+    """A shape whose `secret` group is its value: matched without captures, `head` finds the value.
+
+    `source` is `HEAD(?P<secret>VALUE)` and `trail` fixed bytes: the head is
+    everything before the group (its groups balanced), so the value starts
+    where `head`, anchored at the match, ends.
+    """
+    head, marker, _ = source.partition("(?P<secret>")
+    assert marker and head, kind
+    whole = _capture_free(source.replace("(?P<secret>", "(?:"))
+    assert whole.groups == 0, kind  # RE2 still captures a named group under `never_capture`
+    return Shape(kind, whole, prefixes, head=_capture_free(head), trail=trail, **options)
+
+
+_TELEGRAM = Shape(
+    "a Telegram bot token",
+    _compile(r"(?:^|[^0-9])(?P<secret>[0-9]{8,10}:AA[0-9A-Za-z_\-]{33})"),
+    (":AA",),
+    after=_TOKEN_END,
+)
+_BEARER = _valued(
+    "a bearer token",
+    r"(?i)(?:\b|\\[nrt])bearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)",
+    ("bearer",),
+    folded=True,
+)
+_SLASHES = r"(?:\\*/){2}"
+"""`//`, also escaped in JSON text (`\\/\\/`, `\\\\/\\\\/`)."""
+CREDENTIAL_NAME_WORDS = (
+    "key", "token", "secret", "sig", "auth", "password", "passwd", "credential", "session",
+)  # fmt: skip
+"""A header or query parameter whose name holds one of these carries a credential
+(`Ocp-Apim-Subscription-Key`, `X-Functions-Key`, `sig=`, `X-Goog-Signature=`)."""
+_NAME_WORDS = "|".join(CREDENTIAL_NAME_WORDS)
+
+
+def credential_name(name: str) -> bool:
+    """Whether a header or parameter named `name` carries a credential."""
+    lowered = name.lower()
+    return any(word in lowered for word in CREDENTIAL_NAME_WORDS)
+
+
 HAND_SHAPES: tuple[Shape, ...] = (
     # detect-secrets' OpenAI detector knows only the legacy `T3BlbkFJ` keys;
     # project, service-account and Anthropic keys are plain `sk-` prefixes.
-    ("an Anthropic API key (sk-ant-...)", _token("sk-ant-", r"[A-Za-z0-9_\-]{8,}")),
-    ("an OpenAI-style secret key (sk-...)", _token("sk-", r"(?!ant-)[A-Za-z0-9_\-]{8,}")),
+    _token("an Anthropic API key (sk-ant-...)", "sk-ant-", r"[A-Za-z0-9_\-]{8,}"),
+    Shape(
+        "an OpenAI-style secret key (sk-...)",
+        _compile(r"(?:\b|\\[nrt])sk-[A-Za-z0-9_\-]{8,}"),
+        ("sk-",),
+        check=lambda _, secret: not secret.startswith(b"sk-ant-"),
+        lead_escape=True,
+    ),
     # Tokens detect-secrets has no plugin for.
-    ("a Hugging Face token (hf_...)", _token("hf_", r"[A-Za-z0-9]{30,}")),
-    ("a GitHub token", _token("github_pat_", r"[A-Za-z0-9_]{30,}")),
-    ("a Google API key", _token("AIza", r"[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")),
-    ("a Google OAuth access token", _token("ya29.", r"[0-9A-Za-z_\-]{20,}")),
-    ("a Groq API key", _token("gsk_", r"[A-Za-z0-9]{20,}")),
-    ("an xAI API key", _token("xai-", r"[A-Za-z0-9]{20,}")),
-    *(("a DigitalOcean token", _token(f"do{k}_v1_", r"[a-f0-9]{64}")) for k in "opr"),
-    *(("a HashiCorp Vault token", _token(f"hv{k}.", r"[A-Za-z0-9_\-]{20,}")) for k in "sbr"),
-    ("a Shopify token", _token("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
-    ("a Linear API key", _token("lin_api_", r"[A-Za-z0-9]{32,}")),
-    ("a Notion token", _token("secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])")),
-    ("a Notion token", _token("ntn_", r"[A-Za-z0-9]{40,}")),
-    ("an Atlassian API token", _token("ATATT3", r"[A-Za-z0-9_\-=]{20,}")),
-    ("a Databricks token", _token("dapi", r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])")),
-    ("a Pulumi token", _token("pul-", r"[a-f0-9]{40}")),
-    ("a Mailgun key", _token("key-", r"[a-f0-9]{32}(?![A-Za-z0-9])")),
-    ("a Doppler token", _token("dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}")),
-    ("an age secret key", _token("AGE-SECRET-KEY-1", r"[02-9AC-HJ-NP-Z]{58}")),
+    _token("a Hugging Face token (hf_...)", "hf_", r"[A-Za-z0-9]{30,}"),
+    _token("a GitHub token", "github_pat_", r"[A-Za-z0-9_]{30,}"),
+    _token("a Google API key", "AIza", r"[0-9A-Za-z_\-]{35}", after=_TOKEN_END),
+    _token("a Google OAuth access token", "ya29.", r"[0-9A-Za-z_\-]{20,}"),
+    _token("a Groq API key", "gsk_", r"[A-Za-z0-9]{20,}"),
+    _token("an xAI API key", "xai-", r"[A-Za-z0-9]{20,}"),
+    *(_token("a DigitalOcean token", f"do{k}_v1_", r"[a-f0-9]{64}") for k in "opr"),
+    *(_token("a HashiCorp Vault token", f"hv{k}.", r"[A-Za-z0-9_\-]{20,}") for k in "sbr"),
+    _token("a Shopify token", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    _token("a Linear API key", "lin_api_", r"[A-Za-z0-9]{32,}"),
+    _token("a Notion token", "secret_", r"[A-Za-z0-9]{43}", after=frozenset(_WORD - {ord("_")})),
+    _token("a Notion token", "ntn_", r"[A-Za-z0-9]{40,}"),
+    _token("an Atlassian API token", "ATATT3", r"[A-Za-z0-9_\-=]{20,}"),
+    _token(
+        "a Databricks token", "dapi", r"[a-f0-9]{32}(?:-\d)?", after=frozenset(_WORD - {ord("_")})
+    ),
+    _token("a Pulumi token", "pul-", r"[a-f0-9]{40}"),
+    _token("a Mailgun key", "key-", r"[a-f0-9]{32}", after=frozenset(_WORD - {ord("_")})),
+    _token("a Doppler token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    _token("an age secret key", "AGE-SECRET-KEY-1", r"[02-9AC-HJ-NP-Z]{58}"),
     # detect-secrets' Telegram plugin takes any `12345678:` + 35 characters
     # (log lines); the second part of a bot token starts with `AA`.
-    ("a Telegram bot token", _TELEGRAM),
+    _TELEGRAM,
     # Its Slack detector needs numeric segments (`xoxb-1-2-abc`); newer tokens have none.
-    ("a Slack token", _token("xox", r"[abposre]-[A-Za-z0-9\-]{10,}")),
+    _token("a Slack token", "xox", r"[abposre]-[A-Za-z0-9\-]{10,}"),
+    # Tokens that name their issuer, printed without a keyword (`_secret_shapes`).
+    *(
+        _token(kind, literal, rest, after=_TOKEN_END if bounded else frozenset())
+        for kind, literal, rest, bounded in VENDOR_TOKENS
+    ),
+    # Two whose literal sits inside the token: an Azure AD client secret
+    # (`abc8Q~...`) and a Terraform Cloud token (`<14>.atlasv1.<60-70>`).
+    Shape(
+        "an Azure AD client secret",
+        _compile(
+            r"(?:^|[^A-Za-z0-9_~.\-])"
+            r"(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})"
+        ),
+        ("Q~",),
+        after=_TOKEN_END | frozenset(b"~."),
+    ),
+    Shape(
+        "a Terraform Cloud token",
+        _compile(
+            r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70}"
+            + _not_followed(_TOKEN_END | frozenset(b"="))
+        ),
+        (".atlasv1.",),
+        tail=True,
+    ),
     # Wire-level credentials: a bearer token anywhere (a header, a curl command).
-    ("a bearer token", _BEARER),
-    # A key in a URL's query, whatever its shape (Gemini takes `?key=`).
-    (
-        "a key in a URL's query",
-        re.compile(r"[?&](?:key|api_?key)=(?P<secret>(?!%5Bredacted%5D)[^&#\s'\"]{4,})", re.I),
+    _BEARER,
+    # A credential in a URL's query by its name (`?key=`, `&sig=`, `X-Goog-Signature=`),
+    # also where JSON escaped the `&` (`\u0026`).
+    _valued(
+        "a credential in a URL's query",
+        rf"(?i)(?:[?&;]|\\u0026)[A-Za-z0-9_.\-]*(?:{_NAME_WORDS})[A-Za-z0-9_.\-]*="
+        r"(?P<secret>[^&#\s'\"\\<>]{4,})",
+        CREDENTIAL_NAME_WORDS,
+        folded=True,
     ),
     # A URL's password whatever its characters (detect-secrets' basic-auth
-    # detector refuses `!$&@...` in it, and an empty user name).
-    (
+    # detector refuses `!$&@...` in it, and an empty user name), `\/` escapes too.
+    Shape(
         _URL_PASSWORD,
-        re.compile(r"://(?<=[A-Za-z0-9+.\-]://)[^\s:/?#@\[\]]*:(?P<secret>[^\s/?#]+)@"),
+        _compile(r"[A-Za-z0-9+.\-]:" + _SLASHES + r"[^\s:/?#@\[\]\\]*:(?P<secret>[^\s/?#\\]+)@"),
+        ("://", ":\\/"),
     ),
 )
 """Shapes detect-secrets lacks (each entry says why it is hand-written)."""
 
-_PLUGINS: tuple[tuple[Any, tuple[str, ...], bool], ...] = (
-    # (plugin, the kind of each of its regexes, whether group 1 is the value)
-    (AWSKeyDetector, ("an AWS access key id", "an AWS secret access key"), True),
-    (AzureStorageKeyDetector, ("an Azure storage account key",), False),
-    (BasicAuthDetector, (_URL_PASSWORD,), True),
-    (DiscordBotTokenDetector, ("a Discord bot token",), False),
-    (GitHubTokenDetector, ("a GitHub token",), False),
-    (GitLabTokenDetector, ("a GitLab token",), False),
-    (JwtTokenDetector, ("a JSON Web Token",), False),
-    (MailchimpDetector, ("a Mailchimp key",), False),
-    (NpmDetector, ("an npm token",), True),
-    (OpenAIDetector, ("an OpenAI API key",), False),
-    (PypiTokenDetector, ("a PyPI token",), False),
-    (SendGridDetector, ("a SendGrid key",), False),
-    (SlackDetector, ("a Slack token", "a Slack webhook"), False),
-    (SquareOAuthDetector, ("a Square OAuth secret",), False),
-    (StripeDetector, ("a Stripe key",), False),
-    (TwilioKeyDetector, ("a Twilio key",), False),
+_PLUGINS: tuple[tuple[Any, tuple[tuple[str, tuple[str, ...]], ...], bool], ...] = (
+    # (plugin, (kind, prefixes) of each of its regexes, whether group 1 is the value)
+    (
+        AWSKeyDetector,
+        (
+            ("an AWS access key id", ("A3T", "ABIA", "ACCA", "AKIA", "ASIA")),
+            ("an AWS secret access key", ("aws",)),
+        ),
+        True,
+    ),
+    (AzureStorageKeyDetector, (("an Azure storage account key", ("AccountKey=",)),), False),
+    (BasicAuthDetector, ((_URL_PASSWORD, ("://",)),), True),
+    (DiscordBotTokenDetector, (("a Discord bot token", ("M", "N", "O")),), False),
+    (GitHubTokenDetector, (("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),), False),
+    (
+        GitLabTokenDetector,
+        tuple(
+            ("a GitLab token", prefixes)
+            for prefixes in (
+                ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"),
+                ("GR1348941",),
+                ("glcbt-",),
+                ("glimt-",),
+                ("glptt-",),
+                ("glagent-",),
+                ("gloas-",),
+            )
+        ),  # fmt: skip
+        False,
+    ),
+    (JwtTokenDetector, (("a JSON Web Token", ("eyJ",)),), False),
+    (MailchimpDetector, (("a Mailchimp key", ("-us",)),), False),
+    (NpmDetector, (("an npm token", ("//",)),), True),
+    (OpenAIDetector, (("an OpenAI API key", ("sk-",)),), False),
+    (PypiTokenDetector, (("a PyPI token", ("pypi-",)),) * 2, False),
+    (SendGridDetector, (("a SendGrid key", ("SG.",)),), False),
+    (SlackDetector, (("a Slack token", ("xox",)), ("a Slack webhook", ("https://hooks",))), False),
+    (SquareOAuthDetector, (("a Square OAuth secret", ("sq0csp-",)),), False),
+    (StripeDetector, (("a Stripe key", ("rk_live_", "sk_live_")),), False),
+    (TwilioKeyDetector, (("a Twilio key", ("AC",)), ("a Twilio key", ("SK",))), False),
 )
+"""detect-secrets' plugins run here, and what each regex's match starts with."""
+
+_GATES: dict[str, tuple[str, ...]] = {
+    # A plugin regex is searched only where its distinctive literal is (it
+    # does not start with it, or starts with a letter of a class).
+    "a Mailchimp key": ("-us",),
+    "a Discord bot token": (".",),
+    "an npm token": (":_authToken=",),
+    "an OpenAI API key": ("T3BlbkFJ",),
+    "a Stripe key": ("k_live_",),
+}
 
 
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=")
-"""A token's characters: a whole-match finding is widened over them (`sk_live_`
-keys outgrew the plugin's 24 characters; its JWT pattern stops before the signature)."""
-
-
-_WIDENED: set[re.Pattern[str]] = set()
-"""Plugin patterns whose findings are widened to the token's end (`_TOKEN_CHARS`)."""
+def _python_flags(flags: int) -> str:
+    """The inline flags RE2 takes for a Python pattern's `re.I`, `re.S`, `re.M`."""
+    return "".join(
+        letter for flag, letter in ((re.I, "i"), (re.S, "s"), (re.M, "m")) if flags & flag
+    )
 
 
 def _plugin_shapes() -> tuple[Shape, ...]:
-    """Each detect-secrets regex, named; a value in group 1 becomes the `secret` group."""
+    """Each detect-secrets regex on RE2, named; a value in group 1 becomes the `secret` group.
+
+    RE2 has no lookahead and bounds a repeat at 1000: a trailing "not a word
+    character" lookahead becomes `_not_followed`; GitLab's agent token repeat is open. A regex
+    without a value group is matched whole, and widened over the token's characters.
+    """
     shapes: list[Shape] = []
-    for plugin, names, value_group in _PLUGINS:
-        for index, pattern in enumerate(plugin.denylist):
-            source = pattern.pattern
-            if value_group and pattern.groups:
-                source = re.sub(r"(?<!\\)\((?!\?)", "(?P<secret>", source, count=1)
-            else:  # its groups only pick prefixes (`(ghp|gho)_...`): mask the whole match
-                source = re.sub(r"(?<!\\)\((?!\?)", "(?:", source)
-            compiled = re.compile(source, pattern.flags)
-            if "secret" not in compiled.groupindex:
-                _WIDENED.add(compiled)
-            shapes.append((names[min(index, len(names) - 1)], compiled))
+    for plugin, rows, value_group in _PLUGINS:
+        assert len(rows) == len(plugin.denylist), f"{plugin.__name__} changed its regexes"
+        for (kind, prefixes), pattern in zip(rows, plugin.denylist, strict=True):
+            compiled, tail = _plugin_pattern(pattern, value_group)
+            folded = bool(pattern.flags & re.I)
+            gates = _GATES.get(kind, prefixes)
+            if kind in _GATES:
+                _STRESS[kind] = prefixes
+            shapes.append(
+                Shape(
+                    kind,
+                    compiled,
+                    tuple(g.lower() for g in gates) if folded else gates,
+                    folded,
+                    widen=b"(?P<secret>" not in compiled.pattern,
+                    tail=tail,
+                )
+            )
     return tuple(shapes)
 
 
-_BOUNDED_VALUE = r"(?=\w)[^\n\r\v'\"]{0,256}[^\n\r\v,'\"`]"
-"""The keyword detector's value, kept on one line and at most 257 characters
-(its own `[^\\v'"]*` runs across newlines in a whole text, and is unbounded)."""
+def _plugin_pattern(pattern: re.Pattern[str], value_group: bool) -> tuple[Regexp, bool]:
+    """A detect-secrets regex on RE2, and whether it ends in `_not_followed` (a `tail`)."""
+    source = pattern.pattern
+    if value_group and pattern.groups:
+        source = re.sub(r"(?<!\\)\((?!\?)", "(?P<secret>", source, count=1)
+    else:  # its groups only pick prefixes (`(ghp|gho)_...`): mask the whole match
+        source = re.sub(r"(?<!\\)\((?!\?)", "(?:", source)
+    end = ""
+    if source.endswith("(?!\\w)"):
+        source, end = source.removesuffix("(?!\\w)"), _not_followed(_WORD)
+    source = source.replace("{50,1024}", "{50,}")
+    flags = _python_flags(pattern.flags)
+    return _compile(f"(?{flags}){source}{end}" if flags else f"{source}{end}"), bool(end)
+
+
+_STRESS: dict[str, tuple[str, ...]] = {}
+"""Shapes gated on a literal inside them: their own first characters, for the linear-time test."""
+
+
+_BOUNDED_VALUE = r"[A-Za-z0-9_](?:[^\n\r\v'\"]*[^\n\r\v,'\"`])?"
+"""The keyword detector's value, kept on one line (its own `[^\\v'"]*` runs
+across newlines in a whole text). Values are not bounded in length: on RE2 a
+bound costs time (a counted repeat multiplies the automaton's states), and
+taking a long value whole masks more, never less."""
+_QUOTE = r"['\"`]"
 
 
 def _keyword_shapes() -> tuple[Shape, ...]:
     """detect-secrets' keyword detector (quoted values), each form that starts at its keyword.
 
     Left out: `"value" == password` (a comparison in code, not a value given).
+    RE2 has no back-references: the closing quote is any quote.
     """
     shapes: list[Shape] = []
     for pattern, group in _keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
         if not pattern.pattern.startswith(_keyword.DENYLIST_REGEX):
             continue
-        source = pattern.pattern.replace(_keyword.SECRET, f"(?P<secret>{_BOUNDED_VALUE})")
-        assert source != pattern.pattern, "detect-secrets' keyword SECRET changed"
-        compiled = re.compile(source, pattern.flags)
-        assert compiled.groupindex["secret"] == group + 1
-        shapes.append(("a secret assigned to a keyword", compiled))
+        secret = f"({_keyword.SECRET})"
+        assert secret in pattern.pattern, "detect-secrets' keyword SECRET changed"
+        head, _, rest = pattern.pattern.partition(secret)
+        assert _compile(head).groups == group - 1, "its value is no longer the group named"
+        rest = re.sub(r"\(\\\d\)", f"({_QUOTE})", rest)
+        assert rest in (f"({_QUOTE})", f"({_QUOTE});"), rest
+        source = f"(?{_python_flags(pattern.flags)}){head}(?P<secret>{_BOUNDED_VALUE}){rest}"
+        shapes.append(
+            _valued("a secret assigned to a keyword", source, _DENYLIST_STARTS,
+                    trail=len(rest) - len(_QUOTE) - 1, folded=True)
+        )  # fmt: skip
     return tuple(shapes)
-
-
-_PLUGIN_SHAPES = _plugin_shapes()
-_AWS_SECRET_KEY = _PLUGIN_SHAPES[1]
-_ANYWHERE: tuple[Shape, ...] = tuple(s for s in _PLUGIN_SHAPES if s is not _AWS_SECRET_KEY)
-DETECTORS: tuple[Shape, ...] = _PLUGIN_SHAPES + _keyword_shapes()
-"""Everything taken from detect-secrets."""
-
-_HAND_AWS_SECRET_KEY = re.compile(
-    # Its AWS detector needs the secret access key in quotes (source code);
-    # logs and env dumps write `AWS_SECRET_ACCESS_KEY=...`.
-    r"(?i)aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[=:]\s*['\"]?"
-    r"(?P<secret>[0-9a-zA-Z/+]{40})(?![0-9a-zA-Z/+])"
-)
-_AUTH_SCHEMES = (
-    r"(?:basic|digest|token|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|vapid"
-    r"|aws4-hmac-sha256|dpop|gnap|privatetoken|concealed|apikey|api-key|key|sso-key|oauth)"
-)
-"""HTTP authentication schemes (IANA's registry, and a few vendors'): they stay,
-the credential after them is masked."""
-_CREDENTIAL_HEADER = re.compile(
-    # `proxy-authorization` and `x-api-key` end in these names.
-    r"(?i)(?:authorization|api-key)['\"]?[ \t]*[:=][ \t]*['\"]?"
-    rf"(?:{_AUTH_SCHEMES}[ \t]+)?"
-    rf"(?P<secret>(?!bearer\s|{_AUTH_SCHEMES}[ \t])(?=[A-Za-z0-9+/._~\-])[^\s'\",;]{{4,}})"
-)
-_COOKIE_HEADER = re.compile(
-    # `Cookie: a=1; b=2` and `Set-Cookie: ...`: from the first `name=` to the
-    # end of the line, its quote or an escape (`xcookie:` is another name).
-    r"(?i)cookie(?<![A-Za-z0-9]{2}cookie)['\"]?[ \t]*[:=][ \t]*['\"]?"
-    r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]{1,1000})"
-)
-_AUTH_VALUE = re.compile(
-    # Docker's `"auth": "<base64 user:password>"`, npm's `_auth=<base64>`.
-    r"(?i)(?<![A-Za-z0-9])auth(?:\\?['\"])?[ \t]*[:=][ \t]*(?:\\?['\"])?"
-    r"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"
-)
-_FLAG_NAMES = tuple(f"--{name}" for name in (
-    "password", "passwd", "token", "api-key", "apikey", "secret", "client-secret",
-    "access-token", "auth-token", "private-key",
-))  # fmt: skip
-_FLAG_VALUE = re.compile(
-    # `--token VALUE` on a command line (`--token=VALUE` is a keyword assignment).
-    rf"(?i)(?:{'|'.join(_FLAG_NAMES)})[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{{3,255}})"
-)
-_HEADER_KEY = re.compile(
-    # A YAML mapping key (a recorded header) whose value follows on the next lines.
-    r"(?im)[ \t]*['\"]?(?:authorization|proxy-authorization|x-api-key|api-key|cookie"
-    r"|set-cookie)['\"]?[ \t]*:[ \t]*(?=\r|$)"  # a line ends at CR, LF or CRLF
-)
-
-_UNQUOTED_KEYWORD = re.compile(
-    # Matched where its keyword starts (`IN_CONTEXT`): not inside a word, but
-    # after `_`, `.`, `-` (`DB_PASSWORD`) or an escape (`\\npassword`).
-    r"(?i)(?:(?<![A-Za-z0-9])|(?<=[_.\-])|(?<=\\[nrt]))"
-    r"(?:password|passwd|passphrase|pgpassword|pwd|pass|secret|secret_?key|secret_?access_?key|api_?key"
-    r"|access_?key|private_?key|auth_?key|client_?secret|token|access_?token|auth_?token"
-    r"|refresh_?token|credentials?)(?:\\?['\"])?[ \t]*(?P<op>:|=)[ \t]*(?:\\?['\"`])?"
-    r"(?P<secret>(?!\[redacted\])[^\s'\"`,;\\\[\]{}()<>]{4,256})"
-)
-"""`DB_PASSWORD=hunter22`, `api_key: 9f...`: a value after a keyword, quoted
-or not (`\\"` too: JSON inside a JSON string). After `=` the value is taken;
-after `:` (prose, YAML) only when it is secret-like (`_secret_like`)."""
-
-_ENTROPY = Base64HighEntropyString()
-
-
-def _secret_like(value: str) -> bool:
-    """After `keyword:`, a value worth masking: not a plain word."""
-    if len(value) < 6:
-        return False
-    if not value.isalpha():
-        return True
-    return _ENTROPY.calculate_shannon_entropy(value) >= 3.0
-
-
-_KEY_BLOCKS: tuple[Shape, ...] = (
-    (
-        "a private key block",
-        re.compile(
-            r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
-            r"(?:.*?-----END (?P=label)-----|.*)",
-            re.S,
-        ),
-    ),
-    (
-        "a private key block",
-        re.compile(
-            r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----"
-            r"(?:.*?---- END SSH2 ENCRYPTED PRIVATE KEY ----|.*)",
-            re.S,
-        ),
-    ),
-    (
-        "a private key block",
-        re.compile(r"PuTTY-User-Key-File-\d+:(?:.*?Private-MAC:[ \t]*[0-9a-fA-F]*|.*)", re.S),
-    ),
-)
-"""Whole key blocks, header to footer (to the end of the text when it has none).
-detect-secrets' private-key plugin finds their headers (`_HEADER`); the scan of
-one line at a time still sees a header alone."""
-
-_HEADER = re.compile("|".join(p.pattern for p in PrivateKeyDetector.denylist))
 
 
 def _spellings(*words: str) -> tuple[str, ...]:
@@ -358,49 +505,207 @@ def _spellings(*words: str) -> tuple[str, ...]:
 _DENYLIST_STARTS = _spellings(*_keyword.DENYLIST)
 """Where a match of the keyword detector's denylist (`api_?key|...|secret`) can start."""
 _KEYWORD_STARTS = _spellings(
-    "pass", "pgpass", "pwd", "secret", "api_?key", "access_?key", "private_?key", "auth_?key",
+    "pass", "pgpass", "pwd", "secret", "api_?key", "app_?key", "application_?key", "access_?key",
+    "private_?key", "auth_?key",
     "client_?secret", "token", "access_?token", "auth_?token", "refresh_?token", "credential",
 )  # fmt: skip
 
-_HEADER_NAMES = ("authorization", "api-key", "cookie")
-IN_CONTEXT: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
-    *((kind, shape, _DENYLIST_STARTS, False) for kind, shape in _keyword_shapes()),
-    (_AWS_SECRET_KEY[0], _AWS_SECRET_KEY[1], ("aws",), False),
-    ("an AWS secret access key", _HAND_AWS_SECRET_KEY, ("aws",), False),
-    # One scan finds where both `auth...` shapes may start; one finds every `--`.
-    ("a credential header", _CREDENTIAL_HEADER, ("auth", "api-key"), False),
-    ("a registry auth value", _AUTH_VALUE, ("auth", "api-key"), False),
-    ("a credential header", _COOKIE_HEADER, ("cookie",), False),
-    ("a secret given as a command-line flag", _FLAG_VALUE, ("--",), False),
-    ("a credential header", _HEADER_KEY, _HEADER_NAMES, True),
-    ("a secret assigned to a keyword", _UNQUOTED_KEYWORD, _KEYWORD_STARTS, False),
+_PLUGIN_SHAPES = _plugin_shapes()
+_AWS_SECRET_KEY = _PLUGIN_SHAPES[1]
+_ANYWHERE: tuple[Shape, ...] = tuple(s for s in _PLUGIN_SHAPES if s is not _AWS_SECRET_KEY)
+DETECTORS: tuple[Shape, ...] = _PLUGIN_SHAPES + _keyword_shapes()
+"""Everything taken from detect-secrets."""
+
+_ENTROPY = Base64HighEntropyString()
+
+
+def _secret_like(value: str) -> bool:
+    """After `keyword:`, a value worth masking: not a plain word."""
+    if len(value) < 6:
+        return False
+    if not value.isalpha():
+        return True
+    return _ENTROPY.calculate_shannon_entropy(value) >= 3.0
+
+
+def _assigned(head: bytes) -> bool:
+    """Whether a keyword's value follows `=` (taken as given), not `:` (prose, YAML)."""
+    return head.rfind(b"=") > head.rfind(b":")
+
+
+_AUTH_SCHEMES = (
+    "basic", "digest", "token", "negotiate", "ntlm", "hoba", "mutual", "scram-sha-1",
+    "scram-sha-256", "vapid", "aws4-hmac-sha256", "dpop", "gnap", "privatetoken", "concealed",
+    "apikey", "api-key", "key", "sso-key", "oauth",
+)  # fmt: skip
+"""HTTP authentication schemes (IANA's registry, and a few vendors'): they stay,
+the credential after them is masked."""
+_SCHEMES = "|".join(re.escape(s) for s in _AUTH_SCHEMES)
+_ESCAPED_QUOTE = r"(?:\\*['\"]|\\+u002[27])"
+"""A quote, also escaped once or more in JSON text (`\\"`, `\\\\\\"`, `\\u0022`)."""
+
+_HYPHENATED_NAME = (
+    rf"[A-Za-z0-9\-]*(?:-[A-Za-z0-9]*(?:{_NAME_WORDS})|(?:{_NAME_WORDS})[A-Za-z0-9]*-)"
+    r"[A-Za-z0-9\-]*"
 )
-"""Shapes that start with a keyword, the words (lower case) they can start
-with, and whether they start at that word's line instead: each is tried only
-there (`re.match`). Searched over whole texts, their leading alternations
-cost seconds a megabyte: Python's re cannot skip ahead to them."""
+"""A header name with a hyphen and a credential word (`Ocp-Apim-Subscription-Key`)."""
 
-SECRET_SHAPES: tuple[Shape, ...] = (*HAND_SHAPES, *_ANYWHERE)
-"""The shapes searched over the whole text (the key blocks and `IN_CONTEXT` aside)."""
+_IN_CONTEXT_SHAPES: tuple[Shape, ...] = (
+    Shape(_AWS_SECRET_KEY.kind, _AWS_SECRET_KEY.pattern, ("aws",), folded=True),
+    Shape(
+        "an AWS secret access key",
+        # Its AWS detector needs the secret access key in quotes (source code);
+        # logs and env dumps write `AWS_SECRET_ACCESS_KEY=...`.
+        _compile(
+            r"(?i)aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[=:]\s*['\"]?"
+            r"(?P<secret>[0-9a-zA-Z/+]{40})" + _not_followed(_B64_CHARS)
+        ),
+        ("aws",),
+        folded=True,
+    ),
+    _valued(
+        "a credential header",
+        # `proxy-authorization` and `x-api-key` end in these names.
+        rf"(?i)(?:authorization|api-key){_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*{_ESCAPED_QUOTE}?"
+        rf"(?:(?:{_SCHEMES})[ \t]+)?(?P<secret>[A-Za-z0-9+/._~\-][^\s'\",;\\]{{3,}})",
+        ("authorization", "api-key"),
+        folded=True,
+        check=lambda _, secret: secret.lower().decode() not in ("bearer", *_AUTH_SCHEMES),
+    ),
+    _valued(
+        "a registry auth value",
+        # Docker's `"auth": "<base64 user:password>"`, npm's `_auth=<base64>`.
+        rf"(?i)(?:[^A-Za-z0-9]|^)auth{_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*{_ESCAPED_QUOTE}?"
+        r"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})",
+        ("auth",),
+        folded=True,
+        after=_B64_CHARS | {ord("=")},
+        check=lambda _, secret: _secret_like(secret.decode()),
+    ),
+    _valued(
+        "a credential header",
+        # `Cookie: a=1; b=2` and `Set-Cookie: ...`: from the first `name=` to the
+        # end of the line, its quote or an escape (`xcookie:` is another name).
+        r"(?i)(?:[^A-Za-z0-9]|^)[A-Za-z0-9]?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
+        r"(?P<secret>[!#$%&*+\-.^_`|~0-9A-Za-z]+=[^\r\n'\"\\]+)",
+        ("cookie",),
+        folded=True,
+    ),
+    _valued(
+        "a credential header",
+        # Any header whose name holds a credential word (`Ocp-Apim-Subscription-Key:`,
+        # `X-Functions-Key:`): a name with a hyphen, its value on the same line.
+        rf"(?i){_HYPHENATED_NAME}{_ESCAPED_QUOTE}?[ \t]*:[ \t]*{_ESCAPED_QUOTE}?"
+        r"(?P<secret>[A-Za-z0-9+/._~\-][^\s'\",;\\]{5,})",
+        CREDENTIAL_NAME_WORDS,
+        folded=True,
+        check=lambda _, secret: _secret_like(secret.decode()) and not secret.isdigit(),
+    ),
+    _valued(
+        "a secret given as a command-line flag",
+        # `--token VALUE` on a command line (`--token=VALUE` is a keyword assignment).
+        r"(?i)--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-token"
+        r"|auth-token|private-key)[ \t]+['\"]?(?P<secret>[A-Za-z0-9][^\s'\"`]{3,})",
+        ("--",),
+    ),
+    Shape(
+        "a credential header",
+        # A YAML mapping key (a recorded header) whose value follows on the next lines.
+        _compile(
+            r"(?im)(?:^|\r)[ \t]*['\"]?(?:authorization|proxy-authorization|x-api-key|api-key"
+            r"|cookie|set-cookie)['\"]?[ \t]*:[ \t]*(?:\r|$)"
+        ),
+        ("authorization", "api-key", "cookie"),
+        folded=True,
+    ),
+    _valued(
+        "a secret assigned to a keyword",
+        # `DB_PASSWORD=hunter22`, `api_key: 9f...`: a value after a keyword, quoted
+        # or not (`\"` and `\u0022` too: JSON inside a JSON string). Not inside a
+        # word, but after `_`, `.`, `-` (`DB_PASSWORD`) or an escape (`\npassword`).
+        # After `=` the value is taken; after `:` (prose, YAML) only when it is
+        # secret-like (`_secret_like`).
+        r"(?i)(?:\\[nrt]|\\u002[27]|[^A-Za-z0-9]|^)"
+        r"(?:password|passwd|passphrase|pgpassword|pwd|pass|secret|secret_?key"
+        r"|secret_?access_?key|api_?key|app_?key|application_?key|access_?key|private_?key"
+        r"|auth_?key|client_?secret"
+        r"|token|access_?token|auth_?token|refresh_?token|credentials?)"
+        rf"{_ESCAPED_QUOTE}?[ \t]*[:=][ \t]*(?:{_ESCAPED_QUOTE}|`)?"
+        r"(?P<secret>[^\s'\"`,;\\\[\]{}()<>]{4,})",
+        _KEYWORD_STARTS,
+        folded=True,
+        check=lambda head, secret: _assigned(head) or _secret_like(secret.decode()),
+    ),
+)
+"""Shapes that start with a keyword (case-insensitive): searched only in a text
+holding one of their words."""
 
-_ANCHORS: dict[str, tuple[str, int, int]] = {
-    _BEARER.pattern: ("bearer", 0, 4200),
-    _TELEGRAM.pattern: (":aa", 10, 34),
-    MailchimpDetector.denylist[0].pattern: ("-us", 32, 4),
-    SlackDetector.denylist[0].pattern: ("xox", 0, 400),
-    SlackDetector.denylist[1].pattern: ("hooks.slack.com", 8, 400),
-    StripeDetector.denylist[0].pattern: ("k_live_", 1, 100),
-}
-"""Shapes Python's re cannot skip through quickly (a case-insensitive or
-alternated start, a literal in the middle): searched only around their
-word (lower case), from so many characters before it to so many after."""
+SECRET_SHAPES: tuple[Shape, ...] = (
+    *HAND_SHAPES,
+    *_ANYWHERE,
+    *DETECTORS[len(_PLUGIN_SHAPES) :],
+    *_IN_CONTEXT_SHAPES,
+)
+"""Every shape, each searched over the whole text on RE2 (the key blocks aside)."""
+
+_KEY_BLOCKS: tuple[Shape, ...] = (
+    Shape(
+        "a private key block",
+        _compile(
+            r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)"
+        ),
+        ("-----BEGIN",),
+    ),
+    Shape(
+        "a private key block",
+        _compile(
+            r"(?s)---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----"
+            r"(?:.*?---- END SSH2 ENCRYPTED PRIVATE KEY ----|.*)"
+        ),
+        ("---- BEGIN",),
+    ),
+    Shape(
+        "a private key block",
+        _compile(r"(?s)PuTTY-User-Key-File-\d+:(?:.*?Private-MAC:[ \t]*[0-9a-fA-F]*|.*)"),
+        ("PuTTY-User-Key-File-",),
+    ),
+    Shape(
+        "a private key block",
+        _compile("|".join(p.pattern for p in PrivateKeyDetector.denylist)),
+        ("BEGIN", "PuTTY"),
+    ),
+)
+"""Whole key blocks, header to footer (to the end of the text when it has none).
+detect-secrets' private-key plugin finds their headers (the last); the scan of
+one line at a time still sees a header alone."""
+
+_BASE64_RUN = Shape(
+    "a secret inside base64",
+    # kubeconfig `client-key-data`, `.dockerconfigjson`, a Secret's `data`:
+    # the run is masked when what it encodes holds a secret.
+    _compile(r"[A-Za-z0-9+/]{20,}={0,2}"),
+    ("LS0t", "eyJ"),
+    gated=False,
+)
 
 
-_TRIM = " \t\r\n=:\"'"
+def shape_prefixes() -> tuple[str, ...]:
+    """What every shape's match starts with: the linear-time test and the bench repeat each."""
+    found: list[str] = []
+    for shape in (*SECRET_SHAPES, *_KEY_BLOCKS, _BASE64_RUN):
+        found += [*shape.prefixes, *_STRESS.get(shape.kind, ())]
+    return tuple(dict.fromkeys(found))
+
+
+_TRIM = frozenset(b" \t\r\n=:\"'")
+_WIDEN = _compile(r"[A-Za-z0-9_\-.+/=]*")
+"""A whole-match finding is widened over a token's characters (`sk_live_` keys
+outgrew the plugin's 24 characters; its JWT pattern stops before the signature)."""
 _KNOWN_KIND = "a configured secret"
 _lock = threading.Lock()
 _secrets: tuple[str, ...] = ()
-_secrets_pattern: re.Pattern[str] | None = None
+_secrets_pattern: Regexp | None = None
 
 
 @dataclass(frozen=True)
@@ -425,59 +730,166 @@ def register_secret(secret: str) -> None:
     with _lock:
         # Longest first, so a secret that contains another is masked whole.
         _secrets = tuple(sorted({*_secrets, value}, key=len, reverse=True))
-        _secrets_pattern = re.compile("|".join(re.escape(known) for known in _secrets))
+        _secrets_pattern = _compile("|".join(re2.escape(known) for known in _secrets))
 
 
-def _span(match: re.Match[str]) -> tuple[int, int]:
-    """The part of `match` to mask: its `secret` group, or all of it without edge separators."""
-    if "secret" in match.re.groupindex:
-        return match.span("secret")
-    start, end = match.span()
-    text = match.string
-    if match.re in _WIDENED:
-        while end < len(text) and text[end] in _TOKEN_CHARS:
-            end += 1
-    while start < end and text[start] in _TRIM:
-        start += 1
-    while end > start and text[end - 1] in _TRIM:
-        end -= 1
-    return start, end
+def _shape_spans(shape: Shape, data: bytes) -> list[tuple[str, int, int]]:
+    """`shape`'s findings in `data` as byte spans: its `secret` group, or its trimmed match.
 
-
-def _shape_matches(
-    kind: str, shape: re.Pattern[str], text: str, start: int, end: int
-) -> list[SecretMatch]:
-    found: list[SecretMatch] = []
-    for match in shape.finditer(text, start, end):
-        first, last = _span(match)
-        if last > first and text[first:last] not in (REDACTED, REDACTED_IN_URL):
-            found.append(SecretMatch(kind, first, last))
+    The next search starts past what a finding was widened over, and past the
+    rest of a token too long for the shape (`after`): a megabyte made of one
+    token's head is then a handful of searches, not one per head.
+    """
+    found: list[tuple[str, int, int]] = []
+    group = shape.group
+    size = len(data)
+    position = 0
+    while position <= size:
+        match = shape.pattern.search(data, position)
+        if match is None:
+            break
+        end_of_match = match.end()
+        position = end_of_match if end_of_match > match.start() else end_of_match + 1
+        if shape.after and end_of_match < size and data[end_of_match] in shape.after:
+            position = _run_end(data, end_of_match, shape.after)
+            continue
+        first, last = match.span(group)
+        if shape.head is not None:
+            head_end = shape.head.match(data, first).end()
+            first, last, head = head_end, last - shape.trail, data[first:head_end]
+        else:
+            head = b""
+        if shape.lead_escape and data[first] == 0x5C:  # `\n` before the token
+            first += 2
+        if shape.tail and (last < size or data[last - 1] not in _TOKEN_BYTES):
+            last -= 1  # the byte `_not_followed` took (none at the end of the text)
+        if shape.check is not None and not shape.check(head, data[first:last]):
+            continue
+        if shape.widen:
+            last = _WIDEN.match(data, last).end()
+            position = max(position, last)
+            while first < last and data[first] in _TRIM:
+                first += 1
+            while last > first and data[last - 1] in _TRIM:
+                last -= 1
+        if last > first and data[first:last] not in _MASKS:
+            found.append((shape.kind, first, last))
     return found
 
 
-def _regions(lowered: str, word: str, before: int, after: int) -> list[tuple[int, int]]:
-    """The stretches of the text around each `word` (lower case), merged, in order."""
-    spans: list[tuple[int, int]] = []
-    position = lowered.find(word)
-    while position != -1:
-        start, end = max(0, position - before), position + len(word) + after
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], end)
-        else:
-            spans.append((start, end))
-        position = lowered.find(word, position + 1)
-    return spans
+def _run_end(data: bytes, position: int, chars: frozenset[int]) -> int:
+    """Where the run of `chars` starting at `position` ends."""
+    pattern = _RUNS.get(chars)
+    if pattern is None:
+        pattern = _RUNS[chars] = _compile(
+            "[" + "".join(f"\\x{byte:02x}" for byte in sorted(chars)) + "]*"
+        )
+    end: int = pattern.match(data, position).end()
+    return end
 
 
-def _starts(lowered: str, words: Iterable[str]) -> list[int]:
-    """Every position where one of `words` (lower case) starts."""
-    found: set[int] = set()
-    for word in words:
-        position = lowered.find(word)
-        while position != -1:
-            found.add(position)
-            position = lowered.find(word, position + 1)
-    return sorted(found)
+_RUNS: dict[frozenset[int], Regexp] = {}
+
+
+def _gate_set(folded: bool) -> tuple[Any, tuple[bytes, ...]]:
+    """One RE2 set of every shape's gates (case-insensitive ones apart), and the gates in order.
+
+    One pass over the text tells which gates it holds: hundreds of `in` tests
+    cost a millisecond each on a megabyte made of their first characters. The
+    set is literals only, so its automaton stays small (memory is no bound
+    that could make it give up).
+    """
+    gates = tuple(sorted({g for s in SECRET_SHAPES if s.folded == folded for g in s.gates}))
+    found = re2.Set.SearchSet(_latin1(256 << 20))
+    for gate in gates:
+        found.Add((b"(?i)" if folded else b"") + re2.escape(gate))
+    found.Compile()
+    return found, gates
+
+
+_GATE_SETS = (_gate_set(False), _gate_set(True))
+_BY_GATE: dict[tuple[bool, bytes], list[int]] = {}
+"""(folded, gate) -> the positions in `SECRET_SHAPES` of the shapes it opens."""
+for _index, _shape in enumerate(SECRET_SHAPES):
+    for _gate in _shape.gates:
+        _BY_GATE.setdefault((_shape.folded, _gate), []).append(_index)
+_UNGATED = [index for index, shape in enumerate(SECRET_SHAPES) if not shape.gated]
+
+
+def _shapes_to_run(data: bytes) -> list[Shape]:
+    """The shapes one of whose gates `data` holds, in table order."""
+    chosen = set(_UNGATED)
+    for folded, (found, gates) in zip((False, True), _GATE_SETS, strict=True):
+        for index in found.Match(data) or ():
+            chosen.update(_BY_GATE[(folded, gates[index])])
+    return [SECRET_SHAPES[index] for index in sorted(chosen)]
+
+
+def _byte_spans(data: bytes, *, blocks: bool, nested: bool) -> list[tuple[str, int, int]]:
+    """Every shape's findings in `data` (UTF-8), as byte spans."""
+    # Base64 runs first: a run that also matches a shape is named for what it encodes.
+    found = [] if nested else _encoded_spans(data)
+    pattern = _secrets_pattern
+    if pattern is not None:
+        found += [(_KNOWN_KIND, *m.span()) for m in pattern.finditer(data)]
+    for shape in _shapes_to_run(data):
+        found += _shape_spans(shape, data)
+    if blocks:
+        found += _key_block_spans(data)
+    return found
+
+
+def _key_block_spans(data: bytes) -> list[tuple[str, int, int]]:
+    if b"PRIVATE" not in data and b"PuTTY" not in data:
+        return []
+    found: list[tuple[str, int, int]] = []
+    for shape in _KEY_BLOCKS:
+        found += [(shape.kind, *m.span()) for m in shape.pattern.finditer(data)]
+    return found
+
+
+def _encoded_spans(data: bytes) -> list[tuple[str, int, int]]:
+    """Base64 runs whose decoded text holds a secret (searched once: no deeper)."""
+    found: list[tuple[str, int, int]] = []
+    for match in _BASE64_RUN.pattern.finditer(data):
+        first, last = match.span()
+        run = data[first:last]
+        try:
+            decoded = binascii.a2b_base64(run + b"=" * (-len(run.rstrip(b"=")) % 4))
+            text = decoded.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        inner = text.encode("utf-8", "surrogatepass")
+        if _byte_spans(inner, blocks=True, nested=True):
+            found.append((_BASE64_RUN.kind, first, last))
+    return found
+
+
+def _char_spans(text: str, data: bytes, spans: list[tuple[str, int, int]]) -> list[SecretMatch]:
+    """Byte spans of `data` (`text` in UTF-8) as character spans of `text` (whole characters)."""
+    if len(data) == len(text):
+        return [SecretMatch(kind, first, last) for kind, first, last in spans]
+    size = len(data)
+
+    def start(offset: int) -> int:
+        while 0 < offset < size and 0x80 <= data[offset] < 0xC0:
+            offset -= 1
+        return offset
+
+    def end(offset: int) -> int:
+        while offset < size and 0x80 <= data[offset] < 0xC0:
+            offset += 1
+        return offset
+
+    bounded = [(kind, start(first), end(last)) for kind, first, last in spans]
+    offsets = sorted({offset for _, first, last in bounded for offset in (first, last)})
+    chars: dict[int, int] = {}
+    position = count = 0
+    for offset in offsets:
+        count += len(data[position:offset].decode("utf-8", "surrogatepass"))
+        chars[offset] = count
+        position = offset
+    return [SecretMatch(kind, chars[first], chars[last]) for kind, first, last in bounded]
 
 
 def find_secrets(
@@ -488,37 +900,23 @@ def find_secrets(
     Spans may overlap (`redact` merges them); `extra` values (of any length)
     are reported as `extra_kind`. A span that is already `[redacted]` is not
     a finding, so redacting twice changes nothing. `blocks=False` leaves the
-    key blocks out (`redact_many` finds them text by text).
+    key blocks out (`redact_many` finds them text by text). Every shape runs
+    on RE2 over the text's UTF-8 bytes: time linear in the text.
     """
-    found = _known(text, extra, extra_kind)
-    if blocks:
-        found += _key_blocks(text)
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a character whose lower case is longer: keep positions
-        lowered = "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
-    for kind, shape in SECRET_SHAPES:
-        literal = _LITERALS.get(shape.pattern)
-        if literal is not None and literal not in text:
-            continue
-        anchor = _ANCHORS.get(shape.pattern)
-        if anchor is None:
-            found += _shape_matches(kind, shape, text, 0, len(text))
-            continue
-        word, before, after = anchor
-        for start, end in _regions(lowered, word, before, after):
-            found += _shape_matches(kind, shape, text, start, end)
-    found += _in_context(text, lowered)
+    data = text.encode("utf-8", "surrogatepass")
+    found = _char_spans(text, data, _byte_spans(data, blocks=blocks, nested=False))
+    for value in extra:
+        if value:
+            start = text.find(value)
+            while start != -1:
+                found.append(SecretMatch(extra_kind, start, start + len(value)))
+                start = text.find(value, start + 1)
     return found
 
 
 def _key_blocks(text: str) -> list[SecretMatch]:
-    if "PRIVATE" not in text and "PuTTY" not in text:
-        return []
-    found: list[SecretMatch] = []
-    for kind, block in _KEY_BLOCKS:
-        found += [SecretMatch(kind, *m.span()) for m in block.finditer(text)]
-    found += [SecretMatch("a private key block", *m.span()) for m in _HEADER.finditer(text)]
-    return found
+    data = text.encode("utf-8", "surrogatepass")
+    return _char_spans(text, data, _key_block_spans(data))
 
 
 def distinct_secrets(
@@ -535,57 +933,6 @@ def distinct_secrets(
         else:
             distinct.append(match)
     return distinct
-
-
-def _known(text: str, extra: Iterable[str], extra_kind: str) -> list[SecretMatch]:
-    """The registered secrets and the `extra` values, verbatim."""
-    found: list[SecretMatch] = []
-    pattern = _secrets_pattern
-    if pattern is not None:
-        found += [SecretMatch(_KNOWN_KIND, m.start(), m.end()) for m in pattern.finditer(text)]
-    for value in extra:
-        if value:
-            start = text.find(value)
-            while start != -1:
-                found.append(SecretMatch(extra_kind, start, start + len(value)))
-                start = text.find(value, start + 1)
-    return found
-
-
-def _in_context(text: str, lowered: str) -> list[SecretMatch]:
-    """The `IN_CONTEXT` shapes' findings, each tried where one of its words starts."""
-    found: list[SecretMatch] = []
-    starts: dict[tuple[tuple[str, ...], bool], list[int]] = {}
-    for kind, shape, words, line_start in IN_CONTEXT:
-        positions = starts.get((words, line_start))
-        if positions is None:
-            positions = _starts(lowered, words)
-            if line_start:
-                positions = sorted({_line_start(lowered, p) for p in positions})
-            starts[(words, line_start)] = positions
-        for position in positions:
-            match = shape.match(text, position, position + _CONTEXT_CHARS)
-            if match is None:
-                continue
-            first, last = _span(match)
-            if shape is _UNQUOTED_KEYWORD and not (
-                match.group("op") == "=" or _secret_like(match.group("secret"))
-            ):
-                continue
-            if shape is _AUTH_VALUE and not _secret_like(match.group("secret")):
-                continue
-            if last > first and text[first:last] not in (REDACTED, REDACTED_IN_URL):
-                found.append(SecretMatch(kind, first, last))
-    return found
-
-
-def _line_start(text: str, position: int) -> int:
-    """Where the line holding `position` starts: after the last CR or LF before it."""
-    return max(text.rfind("\n", 0, position), text.rfind("\r", 0, position)) + 1
-
-
-_CONTEXT_CHARS = 1024
-"""How far a keyword shape may reach from its word (a value is at most 257 characters)."""
 
 
 def _merged(matches: Iterable[SecretMatch]) -> list[tuple[int, int, str]]:

@@ -51,6 +51,7 @@ __all__ = [
     "WireFormatId",
     "formats_with",
     "protocol_precedence",
+    "streamed_text",
     "wire_format",
 ]
 
@@ -124,6 +125,12 @@ class WireFormat:
     signs_thinking: bool = False
     """Reasoning comes with an opaque signature or sealed state that must go back
     on the next request unchanged."""
+    stream_text: tuple[str, ...] = ()
+    """Where the text of a streamed answer lives in an event's JSON, one piece an
+    event: keys joined by `.`, a list's items as `[]`, `.**` for anything under
+    a key. A recording's redaction joins the strings at one such path, event
+    after event, and redacts them as one text, so a secret the model wrote
+    across two events is still masked (`navagent.fixtures.harness.cassettes._body_redaction`)."""
     model_in_path: bool = field(init=False)
     """The model travels in the URL (`{model}` in `path`), not in the body."""
 
@@ -191,6 +198,9 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 simulator="navagent.fixtures.provider.formats.openai",
                 response_headers=("x-request-id",),
                 request_id_header="x-request-id",
+                # Text, reasoning (`reasoning`, `reasoning_content`, `reasoning_details`)
+                # and tool-call arguments.
+                stream_text=("choices[].delta.**",),
             ),
             WireFormat(
                 id="openai-responses",
@@ -211,6 +221,9 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 request_id_header="x-request-id",
                 reasons=True,
                 signs_thinking=True,
+                # `response.output_text.delta`, `...reasoning_summary_text.delta`,
+                # `...function_call_arguments.delta`: each event's `delta`.
+                stream_text=("delta",),
             ),
             WireFormat(
                 id="anthropic",
@@ -230,6 +243,8 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 request_id_header="request-id",
                 reasons=True,
                 signs_thinking=True,
+                # `content_block_delta`: `text`, `thinking`, `partial_json`.
+                stream_text=("delta.**",),
             ),
             WireFormat(
                 id="gemini",
@@ -252,6 +267,8 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 names_calls=False,
                 reasons=True,
                 signs_thinking=True,
+                # Every event is a whole response with the next piece of each part.
+                stream_text=("candidates[].content.parts[].text",),
             ),
         )
     }
@@ -308,3 +325,28 @@ def protocol_precedence(protocol: str) -> int | None:
     """How strongly a route prefers `protocol` (lower wins); None if no format speaks it."""
     ranks = [row.route_precedence for row in WIRE_FORMATS.values() if row.protocol == protocol]
     return min(ranks) if ranks else None
+
+
+def _json_path(path: tuple[str | int, ...]) -> str:
+    """`("choices", 0, "delta", "content")` as `choices[].delta.content`."""
+    out = ""
+    for key in path:
+        out += "[]" if isinstance(key, int) else (f".{key}" if out else key)
+    return out
+
+
+def streamed_text(path: tuple[str | int, ...]) -> bool:
+    """Whether a string at `path` in a stream event is a piece of streamed text, in any format.
+
+    Asked of every registered row (`stream_text`): a recording does not say
+    which format a stream is in, and no row's path is another format's plain field.
+    """
+    spelled = _json_path(path)
+    for row in WIRE_FORMATS.values():
+        for pattern in row.stream_text:
+            if pattern.endswith(".**"):
+                if spelled.startswith(pattern[:-2]):
+                    return True
+            elif spelled == pattern:
+                return True
+    return False

@@ -31,6 +31,7 @@ from navagent.core.wire_formats import (
     UnknownWireFormatError,
     formats_with,
     protocol_precedence,
+    streamed_text,
     wire_format,
 )
 from navagent.fixtures.harness import (
@@ -72,6 +73,29 @@ def test_registry_ids_paths_and_keys_are_unique() -> None:
     for field in ("id", "sim_path", "models_key", "cassette_folder"):
         values = [getattr(row, field) for row in ROWS]
         assert len(set(values)) == len(values), field
+
+
+@pytest.mark.parametrize("row", WIRE_FORMATS.values(), ids=FORMAT_IDS)
+def test_every_format_says_where_its_streamed_text_lives(row) -> None:
+    """Issue 39: a recording joins a format's streamed pieces where its row says they are."""
+    events = kit_for(row.id).text(("first piece", "second piece")).deltas
+    pieces = []
+    for event in events:
+        for line in event.decode().splitlines():
+            if line.startswith("data:"):
+                pieces += [p for p, v in _strings(json.loads(line[5:]), ()) if "piece" in v]
+    assert len(pieces) == 2 and all(streamed_text(path) for path in pieces), (row.id, pieces)
+
+
+def _strings(value: Any, path: tuple[str | int, ...]):
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*path, index))
 
 
 def test_each_route_protocol_has_one_gateway_package_and_one_precedence() -> None:

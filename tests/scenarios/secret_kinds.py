@@ -16,6 +16,8 @@ import random
 import string
 from dataclasses import dataclass
 
+from navagent.core._secret_shapes import VENDOR_TOKENS
+
 __all__ = ["Planted", "planted_secrets"]
 
 _ALNUM = string.ascii_letters + string.digits
@@ -157,4 +159,218 @@ def planted_secrets(rng: random.Random) -> list[Planted]:
         _key_block(rng, "OPENSSH PRIVATE KEY"),
         _key_block(rng, "PGP PRIVATE KEY BLOCK", pgp=True),
     ]
+    return found + _vendor_tokens(rng) + _by_name(rng) + _embedded(rng)
+
+
+def _vendor_tokens(rng: random.Random) -> list[Planted]:
+    """A random token of every row of the vendor table, and every prefix of the plugins' own."""
+    found = []
+    for kind, literal, rest, _ in VENDOR_TOKENS:
+        value = literal + _sample(rng, rest)
+        found.append(Planted(kind, value, (value,)))
+    gl = "gl"  # split: this file holds no credential-shaped literal
+    more = {
+        "a GitHub token": [
+            *(p + _pick(rng, _ALNUM, 36) for p in ("gho_", "ghu_", "ghs_", "ghr_")),
+            "github" + "_pat_" + _pick(rng, _ALNUM + "_", 82),
+        ],
+        "a GitLab token": [
+            *(
+                p + _pick(rng, _ALNUM + "_-", 24)
+                for p in (*(gl + k for k in ("dt-", "ft-", "soat-", "rt-", "cbt-")), "GR1348941")
+            ),
+            gl + "imt-" + _pick(rng, _ALNUM, 25),
+            gl + "ptt-" + _pick(rng, _ALNUM, 40),
+            gl + "agent-" + _pick(rng, _ALNUM, 60),
+            gl + "oas-" + _pick(rng, _ALNUM, 64),
+        ],
+        "an AWS access key id": [
+            p + _pick(rng, _UPPER_ALNUM, 16) for p in ("AS" + "IA", "AB" + "IA", "AC" + "CA")
+        ],
+        "a Twilio key": ["A" + "C" + _pick(rng, _HEX, 32)],
+        "a Stripe key": ["rk" + "_live_" + _pick(rng, _ALNUM, 30)],
+        "a HashiCorp Vault token": ["hv" + f"{k}." + _pick(rng, _URLSAFE, 40) for k in "br"],
+        "a DigitalOcean token": ["do" + f"{k}_v1_" + _pick(rng, _HEX, 64) for k in "or"],
+        "a PyPI token": ["py" + "pi-AgENdGVzdC5weXBpLm9yZw" + _pick(rng, _ALNUM, 70)],
+        "a Slack token": ["xo" + "xp-" + _pick(rng, _ALNUM, 40)],
+        "an Anthropic API key (sk-ant-...)": ["sk-" + "ant-admin01-" + _pick(rng, _URLSAFE, 60)],
+        "an OpenAI-style secret key (sk-...)": [
+            "sk-" + "or-v1-" + _pick(rng, _HEX, 64),
+            "sk-" + "svcacct-" + _pick(rng, _URLSAFE, 60),
+        ],
+        "a Notion token": ["sec" + "ret_" + _pick(rng, _ALNUM, 43)],
+        "a Shopify token": ["sh" + f"p{k}_" + _pick(rng, _HEX, 32) for k in ("ca", "pa", "ss")],
+        "an Azure AD client secret": [
+            _pick(rng, _ALNUM, 3) + str(rng.randrange(10)) + "Q" + "~"
+            + _pick(rng, _ALNUM + "_~.-", 34)
+        ],
+        "a Terraform Cloud token": [
+            _pick(rng, _ALNUM, 14) + ".atlas" + "v1." + _pick(rng, _URLSAFE, 66)
+        ],
+    }  # fmt: skip
+    for kind, values in more.items():
+        found += [Planted(kind, value, (value,)) for value in values]
     return found
+
+
+def _by_name(rng: random.Random) -> list[Planted]:
+    """Credential headers and query parameters, known by their names whatever the value's shape."""
+    found = []
+    for header in (
+        "Ocp-Apim-Subscription-Key", "X-Functions-Key", "X-Auth-Token", "X-Api-Secret",
+        "DD-API-KEY", "X-Session-Token", "X-Amz-Security-Token", "X-Vault-Token",
+        "Private-Token", "X-Admin-Password", "X-Client-Credential", "X-Hub-Signature",
+    ):  # fmt: skip
+        value = _pick(rng, _ALNUM, 32)
+        found.append(Planted("a credential header", f"{header}: {value}", (value,)))
+    for name in (
+        "sig", "X-Goog-Signature", "X-Amz-Signature", "Signature", "oauth_signature",
+        "session_id", "sessionid", "subscription-key", "hmac_sig", "jwt_sig",
+    ):  # fmt: skip
+        value = _pick(rng, _ALNUM + "%", 40)
+        url = f"https://store.example.invalid/c/b?sv=2024-01-01&{name}={value}&se=2026"
+        found.append(Planted("a credential in a URL's query", url, (value,)))
+    # Names that are keywords too: the value ends the URL (both shapes take the same span).
+    for name in (
+        "access_token", "client_secret", "password", "token", "X-Amz-Credential",
+        "X-Goog-Credential",
+    ):  # fmt: skip
+        value = _pick(rng, _ALNUM, 40)
+        url = f"https://store.example.invalid/c/b?sv=2024-01-01&{name}={value}"
+        found.append(Planted("a credential in a URL's query", url, (value,)))
+    return found
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _embedded(rng: random.Random) -> list[Planted]:
+    """Secrets inside base64 (kubeconfig, docker config, a Secret) and inside escaped JSON."""
+    key = _key_block(rng, "RSA PRIVATE KEY")
+    registry_auth = _b64(f"ci:{_pick(rng, _ALNUM, 24)}")
+    docker = _b64(json.dumps({"auths": {"ghcr.example.invalid": {"auth": registry_auth}}}))
+    api_key = "sk-" + "proj-" + _pick(rng, _ALNUM, 40)
+    secret_value = _b64(api_key)
+    url_password = _pick(rng, _ALNUM, 18)
+    dsn = _b64(f"postgres://app:{url_password}@db.internal:5432/app")
+    escaped_password = _pick(rng, _ALNUM, 20)
+    escaped_url = _pick(rng, _ALNUM, 16)
+    unicode_key = _pick(rng, _HEX, 40)
+    kube = _b64(key.text)
+    return [
+        Planted("a secret inside base64", f"client-key-data: {kube}", (kube, *key.parts)),
+        Planted("a secret inside base64", f'{{".dockerconfigjson": "{docker}"}}', (docker,)),
+        Planted(
+            "a secret inside base64",
+            f'{{"kind": "Secret", "data": {{"OPENAI_KEY": "{secret_value}"}}}}',
+            (secret_value,),
+        ),
+        Planted("a secret inside base64", f"DATABASE_URL: {dsn}", (dsn,)),
+        Planted(
+            "a secret assigned to a keyword",
+            f'{{"body": "{{\\"password\\": \\"{escaped_password}\\"}}"}}',
+            (escaped_password,),
+        ),
+        Planted(
+            "a password in a URL",
+            f'{{"url": "https:\\/\\/ops:{escaped_url}@db.example.invalid\\/x"}}',
+            (escaped_url,),
+        ),
+        Planted(
+            "a secret assigned to a keyword",
+            f"{{\\u0022api_key\\u0022: \\u0022{unicode_key}\\u0022}}",
+            (unicode_key,),
+        ),
+    ]
+
+
+# --- the corpus: every shape's own kinds, and the classes of issue 39 -------------
+
+
+def _class_chars(spec: str) -> str:
+    """The characters of a class body such as `A-Za-z0-9_\\-` (no negation)."""
+    chars: list[str] = []
+    index = 0
+    while index < len(spec):
+        char = spec[index]
+        if char == "\\":
+            chars.append({"d": string.digits}.get(spec[index + 1], spec[index + 1]))
+            index += 2
+            continue
+        if index + 2 < len(spec) and spec[index + 1] == "-":
+            chars += [chr(c) for c in range(ord(char), ord(spec[index + 2]) + 1)]
+            index += 3
+            continue
+        chars.append(char)
+        index += 1
+    return "".join(chars)
+
+
+def _sample(rng: random.Random, pattern: str) -> str:
+    """A random string the RE2 pattern `pattern` matches whole.
+
+    Only the syntax of the shape table: literals, escapes, classes, groups
+    with alternatives, `?`, `+`, `*` and `{n}`, `{n,}`, `{n,m}`. Hand-written:
+    hypothesis' `from_regex` draws only inside a test, and this corpus is
+    built once, from a seed, for many tests.
+    """
+    out, _ = _sample_seq(rng, pattern, 0)
+    return out
+
+
+def _sample_seq(rng: random.Random, pattern: str, index: int) -> tuple[str, int]:
+    alternatives: list[str] = [""]
+    while index < len(pattern) and pattern[index] != ")":
+        char = pattern[index]
+        if char == "|":
+            alternatives.append("")
+            index += 1
+            continue
+        if char == "(":
+            index += 3 if pattern.startswith("(?:", index) else 1
+            atom: list[str] | str = []
+            sub, index = _sample_group(rng, pattern, index)
+            atom = sub
+            index += 1  # the `)`
+        elif char == "[":
+            end = pattern.index("]", index + 1)
+            atom = list(_class_chars(pattern[index + 1 : end]))
+            index = end + 1
+        elif char == "\\":
+            atom = list(string.digits) if pattern[index + 1] == "d" else pattern[index + 1]
+            index += 2
+        else:
+            atom = char
+            index += 1
+        low, high, index = _repeat(pattern, index)
+        count = rng.randint(low, high)
+        if isinstance(atom, list):
+            alternatives[-1] += "".join(rng.choice(atom) for _ in range(count))
+        else:
+            alternatives[-1] += atom * count
+    return rng.choice(alternatives), index
+
+
+def _sample_group(rng: random.Random, pattern: str, index: int) -> tuple[str, int]:
+    return _sample_seq(rng, pattern, index)
+
+
+def _repeat(pattern: str, index: int) -> tuple[int, int, int]:
+    if index >= len(pattern):
+        return 1, 1, index
+    char = pattern[index]
+    if char == "?":
+        return 0, 1, index + 1
+    if char == "+":
+        return 1, 6, index + 1
+    if char == "*":
+        return 0, 6, index + 1
+    if char == "{":
+        end = pattern.index("}", index)
+        low, _, high = pattern[index + 1 : end].partition(",")
+        if "," not in pattern[index + 1 : end]:
+            high = low
+        top = int(high) if high else int(low) + 8
+        return int(low), min(top, int(low) + 8), end + 1
+    return 1, 1, index

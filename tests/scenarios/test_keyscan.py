@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -39,7 +41,11 @@ def test_a_planted_key_is_found_without_being_repeated(kind: str, value: str) ->
     assert (finding.source, finding.line, finding.kind) == ("c.yaml", 4, kind)
     assert value not in str(finding)
     secret = value.removeprefix("Bearer ")  # the token is the secret, not the scheme
-    assert str(finding).startswith(f"c.yaml:4: looks like {kind}: {secret[:7]}...")
+    digest = hashlib.sha256(secret.encode()).hexdigest()[:8]
+    assert str(finding) == f"c.yaml:4: looks like {kind}: {len(secret)} characters, sha256 {digest}"
+    # Issue 39: not even its head (7 of 8 characters of a short key were shown).
+    shown = str(finding).split(": ", 2)[2]
+    assert not any(secret[i : i + 4] in shown for i in range(len(secret) - 3))
 
 
 @pytest.mark.parametrize("header", ["authorization", "x-api-key", "Cookie", "set-cookie"])

@@ -35,6 +35,7 @@ from navagent.core.redaction import (
     redact_many,
     redact_pieces,
 )
+from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import load_scenario, scan_text
 from navagent.fixtures.harness.cassettes._body_redaction import redact_sse
 from navagent.fixtures.harness.cassettes._wire import CassetteTransport
@@ -43,6 +44,7 @@ from navagent.fixtures.harness.record._recorder import RecordTarget
 from navagent.fixtures.harness.record._recorder import _source as recorder_source
 from navagent.fixtures.nav_sim._seed import log_line
 from navagent.fixtures.provider import SimulatedProvider
+from navagent.fixtures.provider.wire._kit import kit_for
 from tests.cli.harness import run_nav
 from tests.scenarios.conftest import SCENARIOS
 from tests.scenarios.secret_kinds import Planted, planted_secrets
@@ -129,6 +131,31 @@ def test_a_secret_split_across_streamed_pieces_is_masked_as_the_whole_text(
         if line.startswith("data: {")
     )
     assert said == redact(text)
+
+
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_a_secret_split_across_two_stream_events_is_masked_in_every_wire_format(
+    format_id: str,
+) -> None:
+    """Issue 39: only paths under `delta` were joined; Gemini streams `parts[].text`.
+
+    The registry row says where a format's streamed text lives; every kind,
+    cut in half between two events of the format's own stream, is masked.
+    """
+    kit = kit_for(format_id)
+    for planted in (p for p in KINDS if not p.multiline):
+        text = f"the logs say {planted.text} there"
+        cut = len("the logs say ") + len(planted.text) // 2
+        halves = (text[:cut], text[cut:])
+        body = b"".join(kit.text(halves).events).decode("utf-8")
+
+        redacted = redact_sse(body)
+
+        assert _leaks(redacted, planted) == [], planted.kind
+        for part in planted.parts:
+            head, tail = part[: len(part) // 2], part[len(part) // 2 :]
+            assert [h for h in (head, tail) if len(h) >= 8 and h in redacted] == [], planted.kind
+        assert redacted.count("[redacted]") + redacted.count(REDACTED_IN_URL) >= 1
 
 
 @settings(max_examples=60)
