@@ -29,7 +29,12 @@ from navagent.core.nav_cli import NavToolRunner
 from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import SessionStore
 from navagent.core.tools import TOOLS
-from navagent.fixtures.harness import CassetteTransport, ExportError, ExportResult, SessionCapture
+from navagent.fixtures.harness import (
+    CassetteTransport,
+    ExportError,
+    ExportResult,
+    SessionCapture,
+)
 from navagent.fixtures.harness import _capture as capture_module
 from navagent.gateway._network import upstream_transport
 
