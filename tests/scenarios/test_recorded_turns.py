@@ -17,6 +17,7 @@ from navagent.core import agent as agent_module
 from navagent.core.wire_formats import wire_format
 from navagent.fixtures.harness import SimulatedCluster, _serializer, load_scenario, replay_scenario
 from navagent.fixtures.harness._cassette import load_cassette
+from navagent.fixtures.harness._recorder import record_scenario, simulated_target
 from tests.scenarios.conftest import CASSETTES, CopyCase
 
 
@@ -159,3 +160,29 @@ async def test_a_malformed_recorded_turn_is_named_by_its_path(
     assert not result.passed
     assert "has an invalid metadata.turns[0].usage.input_tokens:" in result.reason
     assert "Traceback" not in result.report
+
+
+@pytest.mark.parametrize("mode", ["all", "new_episodes", "rewrite"])
+async def test_recording_again_replaces_the_turns_the_cassette_had(
+    mode: str, copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    folder = copy_case("parallel-logs", providers=("openai",))
+    cassettes = folder.parent / "cassettes"
+    cassette = cassettes / "openai" / "parallel-logs.yaml"
+    data = _serializer.deserialize(cassette.read_text(encoding="utf-8"))
+    fresh = data["metadata"]["turns"]
+    data["metadata"]["turns"] = [{"usage": {"input_tokens": 1}, "ran": [["stale"]]}]
+    cassette.write_text(_serializer.serialize(data), encoding="utf-8")
+
+    recorded = await record_scenario(
+        load_scenario(folder / "parallel-logs.yaml"),
+        "openai",
+        cassette_dir=cassettes,
+        target=simulated_target(),
+        cluster=cluster,
+        mode=mode,  # type: ignore[arg-type]
+    )
+
+    assert recorded.written, recorded.problems
+    again = _serializer.deserialize(cassette.read_text(encoding="utf-8"))
+    assert again["metadata"]["turns"] == fresh
