@@ -38,7 +38,7 @@ from navagent.fixtures.harness import (
     load_scenario,
     replay_scenario,
 )
-from navagent.fixtures.harness import _capture as capture_module
+from navagent.fixtures.harness.record import _capture as capture_module
 from navagent.gateway._network import upstream_transport
 
 
@@ -235,7 +235,7 @@ async def test_a_tool_output_that_does_not_fit_is_not_written_and_stops_the_capt
 async def test_an_appended_provider_file_holds_every_interaction_of_every_turn(
     session: Session,
 ) -> None:
-    from navagent.fixtures.harness import _serializer
+    from navagent.fixtures.harness.cassettes import _serializer
 
     conversation = session.conversation
     said = ["list my sandboxes", "why is gpu-trainer failing?", "what runs on dev-box?"]

@@ -12,8 +12,8 @@ from navagent.cli.app import app
 from navagent.core.events import Usage
 from navagent.core.tools import TOOLS_BY_NAME
 from navagent.core.wire_formats import CAPABILITIES, FORMAT_IDS, WIRE_FORMATS
-from navagent.fixtures.harness._coverage import Coverage, CoverageItem, exercised, expected
-from navagent.fixtures.harness._transcript import (
+from navagent.fixtures.harness.record._coverage import Coverage, CoverageItem, exercised, expected
+from navagent.fixtures.harness.scenarios._transcript import (
     TextStep,
     ThinkingStep,
     ToolStep,

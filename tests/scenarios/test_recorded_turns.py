@@ -15,9 +15,10 @@ import pytest
 
 from navagent.core import agent as agent_module
 from navagent.core.wire_formats import wire_format
-from navagent.fixtures.harness import SimulatedCluster, _serializer, load_scenario, replay_scenario
-from navagent.fixtures.harness._cassette import load_cassette
-from navagent.fixtures.harness._recorder import record_scenario, simulated_target
+from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
+from navagent.fixtures.harness.cassettes import _serializer
+from navagent.fixtures.harness.cassettes._cassette import load_cassette
+from navagent.fixtures.harness.record._recorder import record_scenario, simulated_target
 from tests.scenarios.conftest import CASSETTES, CopyCase
 
 

@@ -24,8 +24,8 @@ from navagent.fixtures.harness import (
     parse_scenario,
     replay_scenario,
 )
-from navagent.fixtures.harness._recorder import RecordError, RecordTarget, record_scenario
-from navagent.fixtures.harness._scripted_model import (
+from navagent.fixtures.harness.record._recorder import RecordError, RecordTarget, record_scenario
+from navagent.fixtures.harness.record._scripted_model import (
     SCRIPTED_THOUGHT,
     scenario_model,
     scripted_reply,
