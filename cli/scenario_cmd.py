@@ -1,4 +1,4 @@
-"""`nav scenario list|replay|record|mv|sweep`: the replay harness on the command line.
+"""`nav scenario list|replay|coverage|record|mv|sweep`: the replay harness on the command line.
 
 Wiring only: the work is in `navagent.fixtures.harness`, imported inside each
 command so `nav --help` stays fast. Exit status: 0 all good, 1 a replay or
@@ -33,6 +33,7 @@ scenario_app = typer.Typer(
         "  nav scenario list\n\n"
         "  nav scenario replay                      # every scenario x every format\n\n"
         "  nav scenario replay scenarios/providers.yaml --provider openai -v\n\n"
+        "  nav scenario coverage                    # what the scenarios exercise, per format\n\n"
         "  nav scenario record providers diagnose-failing --provider all --sim\n\n"
         "  nav scenario record --missing --sim      # every cassette that does not exist"
     ),
@@ -240,6 +241,63 @@ def _echo_record_commands(results: list[ReplayResult], *, snapshots: bool) -> No
     if lines:
         _echo("to record again what failed (review the diff before you commit it):")
         _echo("\n".join(f"  {line}" for line in lines))
+
+
+@scenario_app.command("coverage")
+def coverage(
+    paths: PathsArgument = None,
+    provider: Annotated[
+        FormatChoice,
+        typer.Option(help="The wire formats to look at; all: every format."),
+    ] = "all",
+    cassettes: CassettesOption = None,
+) -> None:
+    """Show what the scenarios exercise per format, and what none does; exit 1 on a gap.
+
+    Per wire format: its registry features, every tool and every tool option,
+    each with the scenarios that exercise it. Every scenario is replayed (as
+    `nav scenario replay`) and only passing replays count; a failed replay
+    also exits 1.
+    """
+    from navagent.fixtures.harness import (
+        ClusterError,
+        FilterError,
+        plan_replays,
+        project_settings,
+        replay_all,
+    )
+    from navagent.fixtures.harness.replay._coverage import Coverage
+
+    scenarios = _load(paths)
+    try:
+        match = project_settings(Path.cwd()).match
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+    jobs = [
+        job
+        for scenario in scenarios
+        for job in plan_replays(
+            [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
+        )
+    ]
+    try:
+        results = asyncio.run(replay_all(jobs, match=match))
+    except ClusterError as exc:
+        raise _fail(f"nav scenario coverage: {exc}") from None
+    seen = Coverage()
+    for job in jobs:
+        seen.add_format(job.provider)
+    for result in results:
+        if result.passed and result.transcript is not None:
+            seen.add(result.job.provider, result.transcript)
+    for line in seen.render():
+        _echo(line)
+    failed = [result for result in results if not result.passed]
+    for result in failed:
+        _echo(f"not counted (the replay failed): {result.job.label}: {result.reason}")
+    _echo(seen.summary(hint=False).removeprefix("nav scenarios coverage: "))
+    if failed or seen.gaps():
+        raise typer.Exit(1)
 
 
 def _find_scenarios(names: list[str]) -> list[Scenario]:

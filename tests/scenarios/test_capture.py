@@ -29,7 +29,15 @@ from navagent.core.nav_cli import NavToolRunner
 from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import SessionStore
 from navagent.core.tools import TOOLS
-from navagent.fixtures.harness import CassetteTransport, ExportError, ExportResult, SessionCapture
+from navagent.fixtures.harness import (
+    CassetteTransport,
+    ExportError,
+    ExportResult,
+    SessionCapture,
+    load_cassette,
+    load_scenario,
+    replay_scenario,
+)
 from navagent.fixtures.harness.record import _capture as capture_module
 from navagent.gateway._network import upstream_transport
 
@@ -302,3 +310,33 @@ async def test_a_capture_counts_the_requests_it_keeps(session: Session) -> None:
     )
     meta = yaml.safe_load((folder / "meta.json").read_text(encoding="utf-8"))
     assert requests > 0 and meta["bytes"] >= requests + responses
+
+
+async def test_an_exported_cassette_keeps_what_the_agent_reported_at_each_turn(
+    session: Session, tmp_path: Path
+) -> None:
+    conversation = session.conversation
+    await conversation.send("show the last 3 lines of the logs of dev-box and py-worker")
+    await conversation.send("list my sandboxes")
+    conversation.record_as("exported-turns")
+    result = await conversation.close()
+    assert isinstance(result, ExportResult), result
+    assert result.replay.transcript is not None
+
+    turns = load_cassette(result.provider_cassette).turns
+
+    # The usage and the tool order replays are held to (issue 42), as the live agent saw them.
+    assert turns is not None and len(turns) == 2
+    assert turns[0].ran == (
+        (
+            'sandbox_logs {"lines": 3, "name": "dev-box"}',
+            'sandbox_logs {"lines": 3, "name": "py-worker"}',
+        ),
+    )
+    assert turns[1].ran == (("sandbox_list",),)
+    assert [turn.usage for turn in turns] == [turn.usage for turn in result.replay.transcript.turns]
+    assert turns[0].usage.input_tokens > 0
+    again = await replay_scenario(
+        load_scenario(result.scenario), "openai", cassette_dir=tmp_path / "cassettes"
+    )
+    assert again.passed, again.report

@@ -1,0 +1,194 @@
+"""`nav scenario coverage` and the plugin's summary line: what the scenarios never exercise."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from navagent.cli.app import app
+from navagent.core.events import Usage
+from navagent.core.tools import TOOLS_BY_NAME
+from navagent.core.wire_formats import CAPABILITIES, FORMAT_IDS, WIRE_FORMATS
+from navagent.fixtures.harness.replay._coverage import Coverage, CoverageItem, exercised, expected
+from navagent.fixtures.harness.scenarios._transcript import (
+    TextStep,
+    ThinkingStep,
+    ToolStep,
+    Transcript,
+    TranscriptTurn,
+)
+from tests.scenarios.conftest import CASSETTES, ROOT, SCENARIOS
+
+
+def item(key: str) -> CoverageItem:
+    return CoverageItem.from_key(key)
+
+
+def transcript(*turns: TranscriptTurn) -> Transcript:
+    return Transcript(scenario="s", provider="anthropic", turns=turns)
+
+
+def test_a_format_can_exercise_its_own_features_and_every_tool_and_option() -> None:
+    for provider, row in WIRE_FORMATS.items():
+        items = set(expected(provider))
+        features = {i.name for i in items if i.kind == "feature"}
+        assert features == {name for name in CAPABILITIES if getattr(row, name)}
+        assert {i.name for i in items if i.kind == "tool"} == set(TOOLS_BY_NAME)
+    assert item("tool option:sandbox_logs.lines") in expected("openai")
+    assert item("tool option:sandbox_create.image") in expected("gemini")
+    assert item("feature:names_calls") not in expected("gemini")  # the gateway names them
+
+
+def test_what_a_transcript_exercises_is_what_the_user_saw() -> None:
+    ran = ToolStep(id="1", name="sandbox_logs", arguments={"name": "a", "lines": 0}, status="ok")
+    declined = ToolStep(id="2", name="sandbox_delete", arguments={"name": "a"}, status="declined")
+    turn = TranscriptTurn(
+        user="u",
+        steps=(ThinkingStep(text="t"), ran, declined, TextStep(text="done")),
+        usage=Usage(input_tokens=10, cache_read_tokens=4),
+    )
+
+    found = exercised(transcript(turn))
+
+    assert found == {
+        item("feature:reasons"),
+        item("feature:signs_thinking"),
+        item("feature:caches_prompts"),
+        item("feature:names_calls"),
+        item("tool:sandbox_logs"),
+        item("tool option:sandbox_logs.name"),
+        item("tool option:sandbox_logs.lines"),  # 0 is set: it counts
+    }  # the declined delete never ran
+
+
+def test_reasoning_that_never_went_back_does_not_count_as_signed() -> None:
+    answer_only = TranscriptTurn(user="u", steps=(ThinkingStep(text="t"), TextStep(text="a")))
+    ended_at_the_call = TranscriptTurn(
+        user="u",
+        steps=(ThinkingStep(text="t"), ToolStep(id="1", name="sandbox_list", arguments={})),
+    )
+
+    found = exercised(transcript(answer_only, ended_at_the_call))
+
+    assert item("feature:signs_thinking") not in found
+    assert item("feature:reasons") in found
+    assert item("tool:sandbox_list") not in found  # it never finished
+
+
+def test_the_summary_names_the_gaps_or_says_there_are_none() -> None:
+    coverage = Coverage()
+    everything = expected("openai")
+    coverage.add_items("openai", "a", everything[:-1])
+    coverage.add_items("openai", "b", everything[-1:])
+    assert coverage.gaps() == {}
+    assert coverage.summary() == (
+        "nav scenarios coverage: every registry feature, tool and tool option exercised on 1"
+        f" format ({len(everything)} of {len(everything)})"
+    )
+
+    partial = Coverage()
+    partial.add_items("gemini", "a", [item("tool:sandbox_list")])
+    assert partial.gaps()["gemini"][0] == item("feature:reasons")
+    line = partial.summary()
+    assert line.startswith(f"nav scenarios coverage: 1 of {len(expected('gemini'))} exercised")
+    assert "never: gemini reasons, gemini caches_prompts, gemini signs_thinking," in line
+    assert line.endswith("more (`nav scenario coverage` lists them)")
+
+
+def test_an_unknown_key_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a coverage item"):
+        CoverageItem.from_key("widget:x")
+
+
+def copy_scenarios(root: Path, *scenario_ids: str) -> None:
+    for scenario_id in scenario_ids:
+        (root / "scenarios").mkdir(exist_ok=True)
+        shutil.copyfile(
+            SCENARIOS / f"{scenario_id}.yaml", root / "scenarios" / f"{scenario_id}.yaml"
+        )
+        for provider in FORMAT_IDS:
+            target = root / "cassettes" / provider / f"{scenario_id}.yaml"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(CASSETTES / provider / f"{scenario_id}.yaml", target)
+
+
+def test_the_command_reports_a_gap_when_the_scenario_that_closed_it_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_scenarios(tmp_path, "providers", "logs-zero-lines")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    both = runner.invoke(app, ["scenario", "coverage", "--provider", "anthropic"])
+    (tmp_path / "scenarios" / "logs-zero-lines.yaml").unlink()
+    one = runner.invoke(app, ["scenario", "coverage", "--provider", "anthropic"])
+
+    lines = both.output.splitlines()
+    assert lines[0].startswith("anthropic (Anthropic Messages): ")
+    assert any(
+        line.split() == ["tool", "option", "sandbox_logs.lines", "logs-zero-lines"]
+        for line in lines
+    )
+    assert any(
+        line.split()[:3] == ["tool", "sandbox_create", "NOT"] for line in lines
+    )  # neither scenario creates anything
+    assert both.exit_code == 1  # gaps are a failure, as in CI
+    assert "sandbox_logs.lines           NOT EXERCISED: no scenario" in one.output
+    assert "sandbox_logs                 NOT EXERCISED: no scenario" in one.output
+    assert one.output.splitlines()[-1].startswith("5 of 21 exercised on 1 format; never: ")
+    assert one.exit_code == 1
+
+
+def test_a_failed_replay_is_not_counted_and_fails_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_scenarios(tmp_path, "providers")
+    (tmp_path / "cassettes" / "openai" / "providers.yaml").unlink()
+    monkeypatch.chdir(tmp_path)
+
+    result = CliRunner().invoke(app, ["scenario", "coverage", "--provider", "openai"])
+
+    assert result.exit_code == 1
+    assert "not counted (the replay failed): providers[openai]: no cassette at" in result.output
+    assert "provider_get                 NOT EXERCISED" in result.output
+
+
+@pytest.mark.slow  # replays every committed scenario on every format
+def test_this_repository_leaves_nothing_unexercised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+    result = CliRunner().invoke(app, ["scenario", "coverage"])
+
+    assert "NOT EXERCISED" not in result.output
+    assert result.output.splitlines()[-1].startswith(
+        "every registry feature, tool and tool option exercised on 4 formats"
+    )
+    assert result.exit_code == 0
+
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+asyncio_default_fixture_loop_scope = "function"
+asyncio_mode = "auto"
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_the_plugin_sums_up_coverage_in_one_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makepyprojecttoml(PYPROJECT)
+    copy_scenarios(pytester.path, "providers", "logs-zero-lines")
+
+    result = pytester.runpytest("-p", "no:randomly", *workers)
+
+    result.assert_outcomes(passed=8)
+    summary = [line for line in result.outlines if line.startswith("nav scenarios coverage:")]
+    assert len(summary) == 1
+    assert (
+        "exercised on 4 formats; never: openai cluster_status, openai sandbox_list" in (summary[0])
+    )
