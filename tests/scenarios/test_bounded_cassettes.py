@@ -104,20 +104,21 @@ def test_a_stacked_or_unknown_encoding_in_a_cassette_is_refused(
         load_cassette(cassette)
 
 
-def nest_first_request(path: Path) -> None:
-    """Interaction 1's request body gets a value nested `DEPTH` levels deep."""
+def nest_first_request(path: Path) -> int:
+    """Interaction 1's request body gets a value nested `DEPTH` levels deep; its line number."""
     text = path.read_text(encoding="utf-8")
     model = "    parsed_body:\n      model: gpt-4.1-mini\n"
     assert model in text
     deep = "      deep: " + "[" * DEPTH + "]" * DEPTH + "\n"
     path.write_text(text.replace(model, model + deep, 1), encoding="utf-8")
+    return text[: text.index(model) + len(model)].count("\n") + 1
 
 
 def test_a_deeply_nested_body_fails_its_replay_and_the_others_run(
     copy_case: CopyCase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = copy_case("diagnose-failing", "providers", providers=("openai",))
-    nest_first_request(folder.parent / "cassettes" / "openai" / "diagnose-failing.yaml")
+    line = nest_first_request(folder.parent / "cassettes" / "openai" / "diagnose-failing.yaml")
     monkeypatch.chdir(folder.parent)
 
     result = CliRunner().invoke(app, ["scenario", "replay", "--provider", "openai"])
@@ -128,5 +129,7 @@ def test_a_deeply_nested_body_fails_its_replay_and_the_others_run(
     lines = result.output.splitlines()
     assert any(line.startswith("PASS  providers[openai]") for line in lines), result.output
     assert any(line.startswith("FAIL  diagnose-failing[openai]") for line in lines)
-    assert "diagnose-failing.yaml:23: not valid YAML: a value nested more than" in result.output
+    assert (
+        f"diagnose-failing.yaml:{line}: not valid YAML: a value nested more than" in result.output
+    )
     assert re.search(r"1 passed, 1 failed in", result.output)
