@@ -372,8 +372,25 @@ class TerminalRenderer:
         Printed at once unless the answer is streaming, which it would cut
         in two; then at the next pause (a tool line, the end of the turn).
         """
-        self._queued.append(line)
         self._typing = ""
+        if self._taller_than_the_window(line):
+            # Shown whole once: when the model takes it (`taken`), or under
+            # the prompt as the next message; not here and then there too.
+            self.typing("")
+            return
+        self._show_queued(line)
+
+    def taken(self, lines: Sequence[str]) -> None:
+        """The model takes `lines` (typed mid-turn): show the blocks `queued` left unshown."""
+        for line in lines:
+            if self._taller_than_the_window(line):
+                self._show_queued(line)
+
+    def _taller_than_the_window(self, line: str) -> bool:
+        return line.count("\n") + 1 >= self.err.height
+
+    def _show_queued(self, line: str) -> None:
+        self._queued.append(line)
         if self._open != "text":
             live = self._live
             self.pause()
@@ -534,12 +551,12 @@ class TerminalRenderer:
             text.append(" · ", style="dim").append(_LEAVING_NOTE, style="yellow")
         text.append(")", style="dim")
         if self._typing:
-            text.append(f"   › {self._typing}", style="cyan")
+            text.append(f"   › {_typed_preview(self._typing)}", style="cyan")
         return text
 
     def _footer(self) -> str:
         """What shows under a streaming answer: the line being typed, the leaving note."""
-        parts = [f"› {self._typing}"] if self._typing else []
+        parts = [f"› {_typed_preview(self._typing)}"] if self._typing else []
         if self.leaving():
             parts.append(_LEAVING_NOTE)
         return "   ".join(parts)
@@ -578,6 +595,20 @@ class TerminalRenderer:
 
 _LEAVING_NOTE = "leaving after this turn"
 """Said while a turn runs once Ctrl-D asked to leave."""
+
+
+def _typed_preview(text: str) -> str:
+    """What is typed mid-turn as shown live: a pasted block by its size and its last line.
+
+    The live region is redrawn many times a second; a 200-line paste drawn
+    there whole would be taller than the window, and every redraw would push
+    a screenful into the scrollback. The whole block is printed once: when
+    the model takes it, or under the prompt as the next message.
+    """
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return f"[{len(lines)} lines] {lines[-1]}"
 
 
 def _elapsed(seconds: float) -> str:

@@ -505,7 +505,7 @@ class _Repl:
     async def _one_turn(self, text: str) -> bool:
         """Run one turn; True when it was cancelled."""
         self._renderer.begin_turn()
-        send = self._conversation.send(text, steering=self.type_ahead.take)
+        send = self._conversation.send(text, steering=self._steer)
         task: asyncio.Task[object] = asyncio.create_task(_await(send))
         self._turn = task
         try:
@@ -527,6 +527,12 @@ class _Repl:
         message = str(error).strip().splitlines()
         self._renderer.error(f"{type(error).__name__}: {message[0] if message else 'no details'}")
         return False
+
+    def _steer(self) -> list[str]:
+        """The lines typed mid-turn, handed to the model before its next call."""
+        taken = self.type_ahead.take()
+        self._renderer.taken(taken)
+        return taken
 
     def _release(self) -> None:
         """Before a stop (Ctrl-Z, SIGTSTP): the terminal goes back to the shell as found."""

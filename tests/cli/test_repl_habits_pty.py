@@ -483,3 +483,42 @@ def test_ctrl_z_at_run_it_suspends_and_fg_asks_again(gated) -> None:
     term.finish()
     assert any("✓ sandbox_create" in line for line in term.lines())
     assert not any("^Z" in line for line in term.lines())
+
+
+# Issue 41: a 200-line paste in a 40-row window, sent with Enter, at the prompt
+# or while a turn still runs, is in the scrollback once, in order, with its
+# prompt: not its last screenful (the input area) and then the echoed message.
+@pytest.mark.parametrize("during_a_turn", [False, True], ids=["at-the-prompt", "mid-turn"])
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_two_hundred_line_paste_appears_once(gated, columns: int, during_a_turn: bool) -> None:
+    first = {"before": "Working on it.", "gate": "answer", "text": " Done."}
+    repl = gated({"completions": [first, {"text": "Got it."}]}, columns, lines=40)
+    term = repl.term
+    body = "\n".join(f"line {i:03d} of a tall paste" for i in range(1, 201))
+    if not during_a_turn:
+        repl.open("answer")
+    term.send("hello" + ENTER)
+    term.wait_for("Working on it.")
+    if not during_a_turn:
+        term.wait_for("Done.")
+        term.wait_prompt()
+    term.send(PASTE.format(body))
+    term.wait_for("line 200 of a tall paste")
+    term.send(ENTER)
+    if during_a_turn:  # queued: the line being typed is gone from under the answer
+        term.wait_until(lambda: "›" not in term.display, what="the paste queued")
+        repl.open("answer")
+    term.wait_for("Got it.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    assert term.finish() == 0
+
+    lines = term.lines()
+    markers = [f"line {i:03d} of a tall paste" for i in range(1, 201)]
+    assert [count(lines, marker) for marker in markers] == [1] * 200, lines
+    places = [next(n for n, line in enumerate(lines) if marker in line) for marker in markers]
+    assert places == sorted(places)
+    assert lines[places[0]].endswith("line 001 of a tall paste")
+    assert lines[places[0]].startswith(("nav> ", "  ↳ queued for the model: "))
+    assert next(n for n, line in enumerate(lines) if "Got it." in line) > places[-1]
+    assert repl.user_messages() == ["hello", body]
