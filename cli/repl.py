@@ -399,7 +399,7 @@ class _Repl:
         if not summaries:
             self._renderer.note("No saved sessions yet.")
             return
-        self._console.print(sessions_table(summaries, width=self._console.width))
+        self._console.print(sessions_table(summaries, width=self._console.width), crop=False)
         here = self._conversation.label
         current = f"this conversation is session {here}; " if here != "new" else ""
         demo = " (* a --demo session)" if any(summary.demo for summary in summaries) else ""
