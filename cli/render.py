@@ -420,10 +420,18 @@ class TerminalRenderer:
         self.pause()
         self.err.print(Text(f"error: {visible(message)}", style="bold red"))
 
-    def note(self, message: str, *, style: str = "dim") -> None:
-        """Print a one-line remark on stderr (start-up notices, hints), made visible."""
+    def note(self, message: str, *, style: str = "dim", whole_words: bool = False) -> None:
+        """Print a one-line remark on stderr (start-up notices, hints), made visible.
+
+        `whole_words`: it names things the user types back (routing hints),
+        which wrapping must never fold (`Hanging`).
+        """
         self.pause()
-        self.err.print(Text(visible(message), style=style))
+        text = Text(visible(message), style=style)
+        if whole_words:
+            self.err.print(Hanging(text, 0, whole_words=True), crop=False)
+        else:
+            self.err.print(text)
 
     @property
     def spinning(self) -> bool:
@@ -469,7 +477,8 @@ class TerminalRenderer:
         self.pause()
         call = event.call
         line = Text(f"  → {format_call(call)}", style="dim")
-        self.err.print(Hanging(line, TOOL_LINE_INDENT))
+        # The arguments hold what the user types back (a sandbox name): never folded.
+        self.err.print(Hanging(line, TOOL_LINE_INDENT, whole_words=True), crop=False)
         self._running_tools += 1
         self._spin(f"running {visible(call.name)}…")
 

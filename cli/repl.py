@@ -365,18 +365,23 @@ class _Repl:
         hints, problem = await self._list_hints()
         listed = f"the gateway has: {', '.join(hints) or 'none'}" if hints is not None else problem
         if not hint:
-            self._renderer.note(f"Routing hint: {current} · {listed} · /model HINT switches")
+            self._renderer.note(
+                f"Routing hint: {current} · {listed} · /model HINT switches", whole_words=True
+            )
             return state
         if hints is not None and hint not in hints:
             self._renderer.note(
                 f"The gateway has no routing hint {hint!r} ({listed}); the next turns still"
                 f" use {current!r}.",
                 style="yellow",
+                whole_words=True,
             )
             return state
         self._conversation.routing_hint = hint
         unchecked = f" (not checked: {problem})" if hints is None else ""
-        self._renderer.note(f"The next turns use the routing hint {hint!r}.{unchecked}")
+        self._renderer.note(
+            f"The next turns use the routing hint {hint!r}.{unchecked}", whole_words=True
+        )
         return replace(state, routing_hint=hint)
 
     async def _list_hints(self) -> tuple[tuple[str, ...] | None, str]:

@@ -517,3 +517,43 @@ def test_a_two_hundred_line_paste_appears_once(gated, columns: int, during_a_tur
     assert lines[places[0]].startswith(("nav> ", "  ↳ queued for the model: "))
     assert next(n for n, line in enumerate(lines) if "Got it." in line) > places[-1]
     assert repl.user_messages() == ["hello", body]
+
+
+LONG_SANDBOX = "py-worker-provisioning-nightly-east"
+LONG_HINT = "nvidia-nemotron-3-super-120b-reasoning-east-1"
+
+
+# Issue 41: a sandbox name in a tool line and a routing hint in /model are what a
+# user types back: at any width never folded by us (a row of their own, whole;
+# only a terminal narrower than the word itself wraps it).
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_tool_lines_and_model_hints_keep_names_whole(gated, tmp_path: Path, columns: int) -> None:
+    term = PtySession([NAV, "agent", "--demo"], env=colour_env(tmp_path), columns=columns)
+    try:
+        term.wait_prompt()
+        term.send(f"show me {LONG_SANDBOX}" + ENTER)
+        term.wait_for("NotFound")
+        term.wait_prompt()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    logical = term.screen.logical_lines
+    assert any(f"name={LONG_SANDBOX}" in line for line in logical), logical
+
+    repl = gated({"completions": [], "hints": ["agent", LONG_HINT]}, columns)
+    repl.term.send("/model" + ENTER)
+    repl.term.wait_for("/model HINT switches")
+    repl.term.wait_prompt()
+    repl.term.send(f"/model {LONG_HINT}x" + ENTER)
+    repl.term.wait_for("the next turns still")
+    repl.term.wait_prompt()
+    repl.term.send(f"/model {LONG_HINT}" + ENTER)
+    repl.term.wait_for("The next turns use")
+    repl.term.wait_prompt()
+    repl.term.send(CTRL_D)
+    assert repl.term.finish() == 0
+    text = " ".join(line.strip() for line in repl.term.screen.logical_lines)
+    assert f"the gateway has: agent, {LONG_HINT} · /model HINT switches" in text, text
+    assert f"no routing hint '{LONG_HINT}x'" in text, text
+    assert f"The next turns use the routing hint '{LONG_HINT}'." in text, text
