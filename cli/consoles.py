@@ -27,13 +27,14 @@ import re
 from collections.abc import Iterable
 from typing import IO, Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.text import Text
 
 from navagent.core.visible import visible
 
-__all__ = ["Hanging", "SafeConsole", "make_console", "wrap_at_words"]
+__all__ = ["Hanging", "SafeConsole", "make_console", "whole_word_rows", "wrap_at_words"]
 
 
 def wrap_at_words(console: Console) -> Console:
@@ -93,6 +94,29 @@ def make_console(*, stderr: bool = False, file: IO[str] | None = None) -> SafeCo
     return console
 
 
+def whole_word_rows(text: Text, width: int) -> list[Text]:
+    """`text` wrapped at spaces into rows of at most `width` cells, no word ever folded.
+
+    rich folds a word wider than its row (`overflow="fold"`), cutting a name
+    in two where the user cannot copy it whole; here such a word gets a row
+    of its own and stays whole, wider than `width`.
+    """
+    plain = text.plain
+    rows: list[Text] = []
+    start = end = -1
+    for word in re.finditer(r"\S+", plain):
+        if start < 0:
+            start, end = word.start(), word.end()
+        elif cell_len(plain[start : word.end()]) <= width:
+            end = word.end()
+        else:
+            rows.append(text[start:end])
+            start, end = word.start(), word.end()
+    if start >= 0:
+        rows.append(text[start:end])
+    return rows
+
+
 class Hanging:
     """`text` whose wrapped rows start `indent` (+ `deeper`) cells in.
 
@@ -103,11 +127,20 @@ class Hanging:
     is written as is.
     """
 
-    def __init__(self, text: Text, indent: int, *, deeper: int = 0) -> None:
-        """Wrap `text` under its first `indent` cells, `deeper` more for wrapped rows."""
+    def __init__(
+        self, text: Text, indent: int, *, deeper: int = 0, whole_words: bool = False
+    ) -> None:
+        """Wrap `text` under its first `indent` cells, `deeper` more for wrapped rows.
+
+        `whole_words`: a word wider than its row is never folded (it holds
+        something the user types back: a sandbox name, a routing hint); it
+        gets a row of its own, whole, and the terminal wraps it if it must.
+        Print such text with `crop=False`.
+        """
         self._text = text
         self._indent = indent
         self._deeper = deeper
+        self._whole_words = whole_words
 
     @classmethod
     def list_item(cls, text: Text) -> Hanging:
@@ -119,12 +152,17 @@ class Hanging:
         """The first row as is, every wrapped row indented."""
         indent = self._indent + self._deeper
         room = options.max_width - indent
-        if options.no_wrap or not indent or room < 10:
+        if options.no_wrap or (not indent and not self._whole_words) or room < 10:
             yield self._text
             return
         head, body = self._text.divide([self._indent])
-        first, *others = body.wrap(console, options.max_width - self._indent, overflow="fold")
-        rest = list(Text(" ").join(others).wrap(console, room, overflow="fold")) if others else []
+        wrap = (
+            whole_word_rows
+            if self._whole_words
+            else lambda text, width: list(text.wrap(console, width, overflow="fold"))
+        )
+        first, *others = wrap(body, options.max_width - self._indent) or [Text()]
+        rest = wrap(Text(" ").join(others), room) if others else []
         for number, line in enumerate([first, *rest]):
             line.rstrip()
             yield from (head if number == 0 else Text(" " * indent)).render(console)

@@ -372,8 +372,25 @@ class TerminalRenderer:
         Printed at once unless the answer is streaming, which it would cut
         in two; then at the next pause (a tool line, the end of the turn).
         """
-        self._queued.append(line)
         self._typing = ""
+        if self._taller_than_the_window(line):
+            # Shown whole once: when the model takes it (`taken`), or under
+            # the prompt as the next message; not here and then there too.
+            self.typing("")
+            return
+        self._show_queued(line)
+
+    def taken(self, lines: Sequence[str]) -> None:
+        """The model takes `lines` (typed mid-turn): show the blocks `queued` left unshown."""
+        for line in lines:
+            if self._taller_than_the_window(line):
+                self._show_queued(line)
+
+    def _taller_than_the_window(self, line: str) -> bool:
+        return line.count("\n") + 1 >= self.err.height
+
+    def _show_queued(self, line: str) -> None:
+        self._queued.append(line)
         if self._open != "text":
             live = self._live
             self.pause()
@@ -403,10 +420,18 @@ class TerminalRenderer:
         self.pause()
         self.err.print(Text(f"error: {visible(message)}", style="bold red"))
 
-    def note(self, message: str, *, style: str = "dim") -> None:
-        """Print a one-line remark on stderr (start-up notices, hints), made visible."""
+    def note(self, message: str, *, style: str = "dim", whole_words: bool = False) -> None:
+        """Print a one-line remark on stderr (start-up notices, hints), made visible.
+
+        `whole_words`: it names things the user types back (routing hints),
+        which wrapping must never fold (`Hanging`).
+        """
         self.pause()
-        self.err.print(Text(visible(message), style=style))
+        text = Text(visible(message), style=style)
+        if whole_words:
+            self.err.print(Hanging(text, 0, whole_words=True), crop=False)
+        else:
+            self.err.print(text)
 
     @property
     def spinning(self) -> bool:
@@ -452,7 +477,8 @@ class TerminalRenderer:
         self.pause()
         call = event.call
         line = Text(f"  → {format_call(call)}", style="dim")
-        self.err.print(Hanging(line, TOOL_LINE_INDENT))
+        # The arguments hold what the user types back (a sandbox name): never folded.
+        self.err.print(Hanging(line, TOOL_LINE_INDENT, whole_words=True), crop=False)
         self._running_tools += 1
         self._spin(f"running {visible(call.name)}…")
 
@@ -534,12 +560,12 @@ class TerminalRenderer:
             text.append(" · ", style="dim").append(_LEAVING_NOTE, style="yellow")
         text.append(")", style="dim")
         if self._typing:
-            text.append(f"   › {self._typing}", style="cyan")
+            text.append(f"   › {_typed_preview(self._typing)}", style="cyan")
         return text
 
     def _footer(self) -> str:
         """What shows under a streaming answer: the line being typed, the leaving note."""
-        parts = [f"› {self._typing}"] if self._typing else []
+        parts = [f"› {_typed_preview(self._typing)}"] if self._typing else []
         if self.leaving():
             parts.append(_LEAVING_NOTE)
         return "   ".join(parts)
@@ -578,6 +604,20 @@ class TerminalRenderer:
 
 _LEAVING_NOTE = "leaving after this turn"
 """Said while a turn runs once Ctrl-D asked to leave."""
+
+
+def _typed_preview(text: str) -> str:
+    """What is typed mid-turn as shown live: a pasted block by its size and its last line.
+
+    The live region is redrawn many times a second; a 200-line paste drawn
+    there whole would be taller than the window, and every redraw would push
+    a screenful into the scrollback. The whole block is printed once: when
+    the model takes it, or under the prompt as the next message.
+    """
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return f"[{len(lines)} lines] {lines[-1]}"
 
 
 def _elapsed(seconds: float) -> str:

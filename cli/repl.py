@@ -365,18 +365,23 @@ class _Repl:
         hints, problem = await self._list_hints()
         listed = f"the gateway has: {', '.join(hints) or 'none'}" if hints is not None else problem
         if not hint:
-            self._renderer.note(f"Routing hint: {current} · {listed} · /model HINT switches")
+            self._renderer.note(
+                f"Routing hint: {current} · {listed} · /model HINT switches", whole_words=True
+            )
             return state
         if hints is not None and hint not in hints:
             self._renderer.note(
                 f"The gateway has no routing hint {hint!r} ({listed}); the next turns still"
                 f" use {current!r}.",
                 style="yellow",
+                whole_words=True,
             )
             return state
         self._conversation.routing_hint = hint
         unchecked = f" (not checked: {problem})" if hints is None else ""
-        self._renderer.note(f"The next turns use the routing hint {hint!r}.{unchecked}")
+        self._renderer.note(
+            f"The next turns use the routing hint {hint!r}.{unchecked}", whole_words=True
+        )
         return replace(state, routing_hint=hint)
 
     async def _list_hints(self) -> tuple[tuple[str, ...] | None, str]:
@@ -399,7 +404,7 @@ class _Repl:
         if not summaries:
             self._renderer.note("No saved sessions yet.")
             return
-        self._console.print(sessions_table(summaries, width=self._console.width))
+        self._console.print(sessions_table(summaries, width=self._console.width), crop=False)
         here = self._conversation.label
         current = f"this conversation is session {here}; " if here != "new" else ""
         demo = " (* a --demo session)" if any(summary.demo for summary in summaries) else ""
@@ -505,7 +510,7 @@ class _Repl:
     async def _one_turn(self, text: str) -> bool:
         """Run one turn; True when it was cancelled."""
         self._renderer.begin_turn()
-        send = self._conversation.send(text, steering=self.type_ahead.take)
+        send = self._conversation.send(text, steering=self._steer)
         task: asyncio.Task[object] = asyncio.create_task(_await(send))
         self._turn = task
         try:
@@ -527,6 +532,12 @@ class _Repl:
         message = str(error).strip().splitlines()
         self._renderer.error(f"{type(error).__name__}: {message[0] if message else 'no details'}")
         return False
+
+    def _steer(self) -> list[str]:
+        """The lines typed mid-turn, handed to the model before its next call."""
+        taken = self.type_ahead.take()
+        self._renderer.taken(taken)
+        return taken
 
     def _release(self) -> None:
         """Before a stop (Ctrl-Z, SIGTSTP): the terminal goes back to the shell as found."""

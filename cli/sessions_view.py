@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -75,16 +76,21 @@ class _Column:
         return max([len(self.header), *(len(cell) for cell in self.cells)])
 
 
-def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = None) -> Table:
+def sessions_table(
+    sessions: Sequence[SessionSummary], *, width: int | None = None
+) -> Table | Group:
     """One row per session: name or id, cluster, last activity, size, cost, first message.
 
     Tokens are the input tokens of every completion, with the share read from
     the provider's prompt cache in brackets (the same meaning on every
-    provider). A `--demo` session's name ends with `DEMO_MARK`. Within `width`
-    columns every header stays on one line and no name, date or count is cut:
+    provider). A `--demo` session's name ends with `DEMO_MARK`. A name is what
+    `/resume NAME` takes, so within `width` columns it is never cut or folded:
     the first message is shortened, then left out, then the token and cluster
-    columns, in that order; if the names are still too wide they wrap in
-    their column (a name is never cut short).
+    columns; then the date loses its year (and seconds it never had), then the
+    message count goes; if a name is still too wide beside the date, every
+    row is stacked: the name on a line of its own (printed whole, `crop=False`:
+    one longer than the window is wrapped by the terminal, not cut), its date
+    and count under it.
     """
     fixed = [
         _Column("session", [visible(s.label) + (DEMO_MARK if s.demo else "") for s in sessions]),
@@ -102,27 +108,27 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
         return sum(widths) + _GAP * (len(widths) - 1)
 
     if width is not None:
-        for name in ("first message", "tokens in", "cluster"):
+        for name in ("first message", "tokens in", "cluster", "last active (UTC)", "msgs"):
             if needed() <= width:
                 break
             if preview is not None and preview.header == name:
                 preview = None
+            elif name == "last active (UTC)":
+                short = _Column(_SHORT_DATE, [f"{s.updated_at:%m-%d %H:%M}" for s in sessions])
+                fixed = [short if column.header == name else column for column in fixed]
             else:
                 fixed = [column for column in fixed if column.header != name]
-    name_room = fixed[0].width
-    if width is not None and needed() > width:
-        # Names wrap in what the others leave (a header still fits whole).
-        name_room = max(width - (needed() - fixed[0].width), len(fixed[0].header), 1)
+        if needed() > width:
+            return _stacked(sessions, fixed[0].cells)
     table = Table(box=None, header_style="bold", padding=(0, 0, 0, _GAP), pad_edge=False)
     for column in fixed:
-        wrap = column is fixed[0] and name_room < column.width
         table.add_column(
             column.header,
             justify=column.justify,
-            no_wrap=not wrap,
-            overflow="fold" if wrap else "ellipsis",
-            min_width=name_room if column is fixed[0] else column.width,
-            max_width=name_room if column is fixed[0] else column.width,
+            no_wrap=True,
+            overflow="ignore" if column is fixed[0] else "ellipsis",
+            min_width=column.width,
+            max_width=column.width,
         )
     if preview is not None:
         room = None if width is None else width - needed() + _PREVIEW_MIN
@@ -131,6 +137,20 @@ def sessions_table(sessions: Sequence[SessionSummary], *, width: int | None = No
     for row in zip(*(column.cells for column in columns), strict=True):
         table.add_row(*row)
     return table
+
+
+_SHORT_DATE = "active (UTC)"
+"""The date column's header once the year is left out (`11-26 01:02`)."""
+
+
+def _stacked(sessions: Sequence[SessionSummary], names: Sequence[str]) -> Group:
+    """Each session as its whole name on a line, then its date and message count under it."""
+    lines = [Text("session · last active · msgs", style="bold")]
+    for session, name in zip(sessions, names, strict=True):
+        lines.append(Text(name, no_wrap=True, overflow="ignore"))
+        messages = plural(session.message_count, "msg")
+        lines.append(Text(f"  {session.updated_at:%Y-%m-%d %H:%M} UTC · {messages}"))
+    return Group(*lines)
 
 
 def resume_hint(sessions: Sequence[SessionSummary]) -> str:
@@ -173,7 +193,7 @@ def show_sessions(*, json_output: bool, limit: int) -> int:
         err.print(Text("No saved sessions yet; `nav agent` saves every conversation.", "dim"))
         return 0
     out = make_console(file=sys.stdout)
-    out.print(sessions_table(summaries, width=out.width))
+    out.print(sessions_table(summaries, width=out.width), crop=False)
     err.print(Text(resume_hint(summaries), style="dim"))
     return 0
 

@@ -93,6 +93,19 @@ class ReflowScreen(pyte.HistoryScreen):
         """Scrollback then screen: everything a person can scroll to."""
         return self.history_lines + self.screen_lines
 
+    @property
+    def logical_lines(self) -> list[str]:
+        """`all_lines` with the rows the terminal wrapped joined to the row they continue."""
+        rows = [*self.history.top, *(self.buffer[y] for y in range(self.lines))]
+        joined: list[str] = []
+        for row in rows:
+            text = "".join(row[x].data for x in range(self.columns))
+            if _wrapped(row) and joined:
+                joined[-1] += text
+            else:
+                joined.append(text)
+        return [line.rstrip() for line in joined]
+
     def rows_autowrapped(self) -> list[str]:
         """Rows (scrollback and screen) that continue a line the terminal had to wrap."""
         rows = [*self.history.top, *(self.buffer[y] for y in range(self.lines))]

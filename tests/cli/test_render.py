@@ -381,3 +381,24 @@ def test_render_marks_text_shown_before_a_failure_as_incomplete(reason: str) -> 
     clean = Screens()
     clean.play(TurnFinished(reason=reason, message="the connection broke"))
     assert PARTIAL_NOTE not in clean.err.getvalue()
+
+
+# Issue 41: what a user types back is never folded by wrapping, at any width.
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_notes_and_tool_lines_never_fold_a_name(width: int) -> None:
+    from rich.text import Text
+
+    from navagent.cli.consoles import Hanging, whole_word_rows
+
+    hint = "nvidia-nemotron-3-super-120b-reasoning-east-1-with-a-longer-tail"
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None, force_terminal=True)
+    renderer = TerminalRenderer(console, console)
+    renderer.note(f"Routing hint: agent · the gateway has: agent, {hint}", whole_words=True)
+    call = Text(f"  → sandbox_logs name={hint} lines=20")
+    console.print(Hanging(call, 4, whole_words=True), crop=False)
+    rows = out.getvalue().splitlines()
+    assert sum(hint in row for row in rows) == 2, rows  # whole, in the note and the call
+    assert all(len(row) <= width for row in rows if hint not in row), rows
+    texts = [row.plain for row in whole_word_rows(Text("ab cd " + "x" * 50 + " ef"), 10)]
+    assert texts == ["ab cd", "x" * 50, "ef"]

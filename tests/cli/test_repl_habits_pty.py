@@ -326,54 +326,43 @@ def test_banner_examples_and_tool_lines_wrap_under_their_indent(
 LONG_NAME = "incident-2026-11-ops-database-migration-east"
 
 
-def session_rows(lines: list[str]) -> dict[str, tuple[str, int]]:
-    """Each session of a sessions table: its name (wrapped parts joined) -> (date, count).
+def session_rows(lines: list[str], names: list[str]) -> dict[str, tuple[str, str]]:
+    """Each session of a sessions table: its name, whole on one line -> (that line, the next).
 
-    A session's first row holds its date and count; a row with nothing right
-    of the name column continues the name above.
+    `lines` are logical lines (what the terminal wrapped is joined): a name
+    longer than the window may only be wrapped by the terminal, never by us.
     """
-    at = next(i for i, line in enumerate(lines) if line.startswith("session "))
-    header = lines[at]
-    name_end = min(header.index(h) for h in ("cluster", "last active") if h in header)
-    names: list[str] = []
-    found: list[tuple[str, int]] = []
-    for line in lines[at + 1 :]:
-        match = DATE_COUNT.search(line)
-        if match is not None:
-            names.append(line[:name_end].strip())
-            found.append((match["date"], int(match["count"])))
-        elif names and line.strip() and not line[name_end:].strip():
-            names[-1] += line[:name_end].strip()
-        else:
-            break
-    return {name.removesuffix("*").strip(): row for name, row in zip(names, found, strict=True)}
+    found: dict[str, tuple[str, str]] = {}
+    for at, line in enumerate(lines):
+        for name in names:
+            if name not in found and re.match(rf"{re.escape(name)}( \*)?(  |$)", line):
+                found[name] = (line, lines[at + 1] if at + 1 < len(lines) else "")
+    return found
 
 
-DATE_COUNT = re.compile(r"(?P<date>\b20\d\d-\d\d-\d\d \d\d:\d\d)\s+(?P<count>\d+)\b")
-
-
-# Item 5: at any width `nav agent sessions` and `/sessions` keep every name,
-# date and message count whole: a long name wraps in its column.
+# Items 5 (issue 32) and 1 (issue 41): at any width `nav agent sessions` and
+# `/sessions` keep every name whole on one line (it is what `/resume` takes):
+# the date shortens and the count goes first, then the row goes under the name.
 @pytest.mark.parametrize("columns", WIDTHS)
-def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
-    tmp_path: Path, columns: int
-) -> None:
+def test_sessions_keep_names_whole_at_any_width(tmp_path: Path, columns: int) -> None:
     env = colour_env(tmp_path)
-    for name in (LONG_NAME, "quick"):
+    names = [LONG_NAME, "py-worker-provisioning", "quick"]
+    for name in names:
         made = run_nav("agent", "--demo", "--session", name, "-p", "list my sandboxes", env=env)
         assert made.returncode == 0, made.stderr
     listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
-    expected = {
-        s["name"]: (s["updated_at"][:16].replace("T", " "), s["message_count"]) for s in listed
-    }
-    assert len(expected) == 2
+    dates = {s["name"]: s["updated_at"][:16].replace("T", " ") for s in listed}
+    assert len(dates) == 3
 
     term = PtySession([NAV, "agent", "sessions"], env=env, columns=columns)
     try:
         assert term.finish() == 0
     finally:
         term.close()
-    assert session_rows(term.lines()) == expected
+    shown = [session_rows(term.screen.logical_lines, names)]
+    rows = term.lines()
+    for name in names:  # a name that fits the window is on one row of it
+        assert len(name) + 2 > columns or any(row.startswith(name) for row in rows), rows
 
     term = PtySession([NAV, "agent", "--demo", "--session", "quick"], env=env, columns=columns)
     try:
@@ -385,8 +374,14 @@ def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
         assert term.finish() == 0
     finally:
         term.close()
-    lines = term.lines()
-    assert session_rows(lines[lines.index("nav> /sessions") + 1 :]) == expected
+    lines = term.screen.logical_lines
+    shown.append(session_rows(lines[lines.index("nav> /sessions") + 1 :], names))
+    for rows_of in shown:
+        assert set(rows_of) == set(names), rows_of
+        for name, (line, below) in rows_of.items():
+            date = dates[name]
+            assert date in line or date[5:] in line or date in below, (name, line, below)
+    assert not any("..." in line or "…" in line for line in lines if "quick" in line)
 
 
 # Item 3: a paste taller than the window is sent whole and stays whole in the
@@ -483,3 +478,82 @@ def test_ctrl_z_at_run_it_suspends_and_fg_asks_again(gated) -> None:
     term.finish()
     assert any("✓ sandbox_create" in line for line in term.lines())
     assert not any("^Z" in line for line in term.lines())
+
+
+# Issue 41: a 200-line paste in a 40-row window, sent with Enter, at the prompt
+# or while a turn still runs, is in the scrollback once, in order, with its
+# prompt: not its last screenful (the input area) and then the echoed message.
+@pytest.mark.parametrize("during_a_turn", [False, True], ids=["at-the-prompt", "mid-turn"])
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_two_hundred_line_paste_appears_once(gated, columns: int, during_a_turn: bool) -> None:
+    first = {"before": "Working on it.", "gate": "answer", "text": " Done."}
+    repl = gated({"completions": [first, {"text": "Got it."}]}, columns, lines=40)
+    term = repl.term
+    body = "\n".join(f"line {i:03d} of a tall paste" for i in range(1, 201))
+    if not during_a_turn:
+        repl.open("answer")
+    term.send("hello" + ENTER)
+    term.wait_for("Working on it.")
+    if not during_a_turn:
+        term.wait_for("Done.")
+        term.wait_prompt()
+    term.send(PASTE.format(body))
+    term.wait_for("line 200 of a tall paste")
+    term.send(ENTER)
+    if during_a_turn:  # queued: the line being typed is gone from under the answer
+        term.wait_until(lambda: "›" not in term.display, what="the paste queued")
+        repl.open("answer")
+    term.wait_for("Got it.")
+    term.wait_prompt()
+    term.send(CTRL_D)
+    assert term.finish() == 0
+
+    lines = term.lines()
+    markers = [f"line {i:03d} of a tall paste" for i in range(1, 201)]
+    assert [count(lines, marker) for marker in markers] == [1] * 200, lines
+    places = [next(n for n, line in enumerate(lines) if marker in line) for marker in markers]
+    assert places == sorted(places)
+    assert lines[places[0]].endswith("line 001 of a tall paste")
+    assert lines[places[0]].startswith(("nav> ", "  ↳ queued for the model: "))
+    assert next(n for n, line in enumerate(lines) if "Got it." in line) > places[-1]
+    assert repl.user_messages() == ["hello", body]
+
+
+LONG_SANDBOX = "py-worker-provisioning-nightly-east"
+LONG_HINT = "nvidia-nemotron-3-super-120b-reasoning-east-1"
+
+
+# Issue 41: a sandbox name in a tool line and a routing hint in /model are what a
+# user types back: at any width never folded by us (a row of their own, whole;
+# only a terminal narrower than the word itself wraps it).
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_tool_lines_and_model_hints_keep_names_whole(gated, tmp_path: Path, columns: int) -> None:
+    term = PtySession([NAV, "agent", "--demo"], env=colour_env(tmp_path), columns=columns)
+    try:
+        term.wait_prompt()
+        term.send(f"show me {LONG_SANDBOX}" + ENTER)
+        term.wait_for("NotFound")
+        term.wait_prompt()
+        term.send(CTRL_D)
+        assert term.finish() == 0
+    finally:
+        term.close()
+    logical = term.screen.logical_lines
+    assert any(f"name={LONG_SANDBOX}" in line for line in logical), logical
+
+    repl = gated({"completions": [], "hints": ["agent", LONG_HINT]}, columns)
+    repl.term.send("/model" + ENTER)
+    repl.term.wait_for("/model HINT switches")
+    repl.term.wait_prompt()
+    repl.term.send(f"/model {LONG_HINT}x" + ENTER)
+    repl.term.wait_for("the next turns still")
+    repl.term.wait_prompt()
+    repl.term.send(f"/model {LONG_HINT}" + ENTER)
+    repl.term.wait_for("The next turns use")
+    repl.term.wait_prompt()
+    repl.term.send(CTRL_D)
+    assert repl.term.finish() == 0
+    text = " ".join(line.strip() for line in repl.term.screen.logical_lines)
+    assert f"the gateway has: agent, {LONG_HINT} · /model HINT switches" in text, text
+    assert f"no routing hint '{LONG_HINT}x'" in text, text
+    assert f"The next turns use the routing hint '{LONG_HINT}'." in text, text

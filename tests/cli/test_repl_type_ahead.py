@@ -213,3 +213,27 @@ async def test_a_queued_multi_line_paste_is_indented(pipe, width: int) -> None:
     assert await repl.exit_code() == 0
     note = "  ↳ queued for the model: "
     assert f"{note}first pasted line\n{' ' * len(note)}second pasted line\n" in repl.text
+
+
+# Issue 41: a queued paste taller than the window is not drawn live (every redraw
+# would push a screenful into the scrollback); it is shown whole once, when the
+# model takes it.
+async def test_a_queued_paste_taller_than_the_window_is_shown_once_when_taken(pipe) -> None:
+    client = ScriptedChatClient([tool_completion(call("c1")), text_completion("done")])
+    runner = GatedRunner()
+    repl = driver(pipe, client, runner)
+    repl.start()
+    repl.type("list" + ENTER)
+    await running_tool(repl, runner)
+    body = "\n".join(f"pasted row {i:02d}" for i in range(1, 61))
+    repl.type(PASTE.format(body) + ENTER)
+    await repl.until(lambda: repl.renderer.queued_lines == [body])
+    assert "pasted row" not in repl.text  # not drawn under the tool line yet
+    runner.gate.set()
+    await repl.wait_for("done")
+    repl.type(CTRL_D)
+    assert await repl.exit_code() == 0
+    assert users(client.requests[1]) == ["list", body]
+    shown = repl.text
+    assert [shown.count(f"pasted row {i:02d}") for i in range(1, 61)] == [1] * 60
+    assert shown.index("queued for the model: pasted row 01") < shown.index("done")

@@ -207,6 +207,32 @@ CONVERSATIONS: dict[str, tuple[Step, ...]] = {
         s("remind me what you created a minute ago", "", "calc-1", absent=NO_DELETE),
         s("and which one did we look at first?", "", "gpu-trainer"),
     ),
+    "issue 41: a need, a second item, a state word, memory by order": (
+        s(
+            "I need a fresh sandbox, call it scratch-a, using the ubuntu:24.04 image",
+            "sandbox_create name=scratch-a image=ubuntu:24.04",
+            "Created sandbox scratch-a",
+        ),
+        s(
+            "show me the anthropic provider config and the nvidia one too",
+            "provider_get anthropic + provider_get nvidia",
+            "NVIDIA_API_KEY",
+        ),
+        s(
+            "find the sandbox that errored and print its log",
+            "sandbox_list ; sandbox_logs gpu-trainer",
+            "ImagePullBackOff",
+        ),
+        s(
+            "I don't need another sandbox, delete the crashed one",
+            "sandbox_delete gpu-trainer",
+            "Deleted sandbox gpu-trainer",
+            absent=("Created sandbox",),
+        ),
+        s("what was the first sandbox I asked about?", "", "scratch-a", absent=NO_DELETE),
+        s("the last one I deleted?", "", "gpu-trainer", absent=NO_DELETE),
+        s("and the second provider we looked at", "", "nvidia", absent=NO_DELETE),
+    ),
 }
 """Conversation title -> its turns (tuned against while building)."""
 HOLDOUT: dict[str, tuple[Step, ...]] = {

@@ -706,6 +706,192 @@ CREATE_WITH_IMAGE = [  # "from IMAGE", "off the IMAGE image", "call it X"
     ),
 ]
 
+# Issue 41: four more classes, each a property of the grammar (several phrasings,
+# negated and multi-turn forms).
+
+NO_CREATE = ("Created sandbox",)
+
+CREATE_AS_A_NEED = [  # "I need a fresh sandbox", name and image as clauses in any order
+    c(
+        "I need a fresh sandbox, call it scratch-a, using the ubuntu:24.04 image",
+        "sandbox_create name=scratch-a image=ubuntu:24.04",
+        "Created sandbox scratch-a",
+    ),
+    c(
+        "we need a sandbox called w-1 from alpine:3.20",
+        "sandbox_create name=w-1 image=alpine:3.20",
+        "Created sandbox w-1",
+    ),
+    c(
+        "I'd like a fresh box, with the node:20 image, named n-2",
+        "sandbox_create name=n-2 image=node:20",
+        "Created sandbox n-2",
+    ),
+    c(
+        "I want a clean environment using the python:3.12 image, call it env-1",
+        "sandbox_create name=env-1 image=python:3.12",
+        "Created sandbox env-1",
+    ),
+    c(
+        (LISTED, "I need another one called m-1 using the alpine image"),
+        "sandbox_create name=m-1 image=alpine",
+        "Created sandbox m-1",
+    ),
+    c("I need a sandbox list", "sandbox_list", *ALL_THREE, absent=NO_CREATE),
+    c("I don't need a new sandbox called x-1", "", "will not create", absent=NO_CREATE),
+    c("do I need a new sandbox for this?", "", "have not done anything", absent=NO_CREATE),
+    c(
+        "we do not need another sandbox named extra-1, just list them",
+        "sandbox_list",
+        *ALL_THREE,
+        absent=NO_CREATE,
+    ),
+    c(
+        "I need a fresh sandbox, call it u-3, using the ubuntu:24.04 image",
+        "sandbox_create name=u-3 image=ubuntu:24.04",
+        "declined",
+        absent=NO_CREATE,
+        declining="answered-no",
+    ),
+]
+
+A_SECOND_ITEM = [  # "... and the X one too", "... and X as well" after one item
+    c(
+        "show me the anthropic provider config and the nvidia one too",
+        "provider_get anthropic + provider_get nvidia",
+        "ANTHROPIC_API_KEY",
+        "NVIDIA_API_KEY",
+    ),
+    c(
+        "describe the anthropic provider and nvidia as well",
+        "provider_get anthropic + provider_get nvidia",
+        "NVIDIA_API_KEY",
+    ),
+    c(
+        "tell me about the gh provider, and the nvidia one too",
+        "provider_get gh + provider_get nvidia",
+        "GITHUB_TOKEN",
+        "NVIDIA_API_KEY",
+    ),
+    c(
+        "show the logs of py-worker and the dev-box one too",
+        "sandbox_logs py-worker + sandbox_logs dev-box",
+        "py-worker",
+        "dev-box",
+    ),
+    c(
+        "show me the anthropic provider and the nvidia one too, but don't delete anything",
+        "provider_get anthropic + provider_get nvidia",
+        "NVIDIA_API_KEY",
+        absent=("Deleted sandbox",),
+    ),
+    c(
+        (LISTED, "describe dev-box and the py-worker one as well"),
+        "sandbox_get dev-box + sandbox_get py-worker",
+        "Ready",
+        "Provisioning",
+    ),
+]
+
+SELECTED_BY_A_STATE_WORD = [  # past tense or adjective: "errored", "the crashed one"
+    c(
+        "find the sandbox that errored and print its log",
+        "sandbox_list ; sandbox_logs gpu-trainer",
+        *WHY_GPU,
+    ),
+    c((LISTED, "show the crashed one"), "sandbox_logs gpu-trainer", *WHY_GPU),
+    c(
+        (LISTED, "delete the one that failed"),
+        "sandbox_delete gpu-trainer",
+        "Deleted sandbox gpu-trainer",
+    ),
+    c(
+        "delete the crashed one",
+        "sandbox_list ; sandbox_delete gpu-trainer",
+        "Deleted sandbox gpu-trainer",
+        absent=("Deleted sandbox dev-box", "Deleted sandbox py-worker"),
+    ),
+    c("tail the logs of the errored one", "sandbox_list ; sandbox_logs gpu-trainer", *WHY_GPU),
+    c("which sandbox errored? print its logs", "sandbox_list ; sandbox_logs gpu-trainer", *WHY_GPU),
+    c(
+        "without deleting anything, show me the sandbox that died",
+        "sandbox_list ; sandbox_logs gpu-trainer",
+        *WHY_GPU,
+        absent=("Deleted sandbox",),
+    ),
+    c(
+        "don't delete the crashed one, just show its logs",
+        "sandbox_list ; sandbox_logs gpu-trainer",
+        *WHY_GPU,
+        absent=("Deleted sandbox",),
+    ),
+    c(
+        (LISTED, "which one crashed?", "print its log"),
+        "sandbox_logs gpu-trainer",
+        "ImagePullBackOff",
+    ),
+]
+
+MEMORY_BY_ORDER = [  # answered from the conversation, never by a tool
+    c(
+        ("show me dev-box", "show gpu-trainer", "what was the first sandbox I asked about?"),
+        "",
+        "first sandbox you asked about was dev-box",
+    ),
+    c(
+        ("show me dev-box", "show gpu-trainer", "and the second one I asked about?"),
+        "",
+        "second sandbox you asked about was gpu-trainer",
+    ),
+    c(
+        ("delete py-worker", "delete dev-box", "the last one I deleted?"),
+        "",
+        "last sandbox I deleted was dev-box",
+        absent=("Deleted sandbox",),
+    ),
+    c(
+        (
+            "show me the nvidia provider",
+            "show me the gh provider",
+            "what was the second provider we looked at?",
+        ),
+        "",
+        "second provider we looked at was gh",
+    ),
+    c(
+        ("show me the nvidia provider", "which was the third provider we looked at?"),
+        "",
+        "no third one",
+        "nvidia",
+    ),
+    c(
+        (
+            "create a sandbox named t-5",
+            "create a sandbox named t-6",
+            "what was the second one you created?",
+        ),
+        "",
+        "second sandbox I created was t-6",
+        absent=NO_CREATE,
+    ),
+    c(
+        (
+            "show me dev-box",
+            "show gpu-trainer's logs",
+            "don't look anything up, just tell me the first sandbox I asked about",
+        ),
+        "",
+        "first sandbox you asked about was dev-box",
+    ),
+    c(
+        ("show me dev-box", "which sandbox did I ask about first? do not delete it"),
+        "",
+        "first sandbox you asked about was dev-box",
+        absent=("Deleted sandbox",),
+    ),
+    c(("show me dev-box", "what was the last one I deleted?"), "", "not deleted any sandbox"),
+]
+
 CORPUS: list[Case] = [
     *SINGLE_TOOL,
     *DIAGNOSIS,
@@ -722,4 +908,8 @@ CORPUS: list[Case] = [
     *WHAT_REMAINS,
     *ABOUT_THE_CONVERSATION,
     *CREATE_WITH_IMAGE,
+    *CREATE_AS_A_NEED,
+    *A_SECOND_ITEM,
+    *SELECTED_BY_A_STATE_WORD,
+    *MEMORY_BY_ORDER,
 ]

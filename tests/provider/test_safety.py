@@ -52,6 +52,8 @@ VERBS = (
     "create",
     "make",
     "spin up",
+    "need",
+    "want another",
 )
 GERUNDS = ("deleting", "removing", "destroying", "killing", "wiping", "erasing", "creating")
 TARGETS = (
@@ -90,6 +92,11 @@ FOLLOW_UPS = (
     "and the other one?",
     "ok",
     "now the logs",
+    "what was the first sandbox I asked about?",
+    "the last one I deleted?",
+    "which was the second one you created?",
+    "the second provider we looked at",
+    "just tell me the last one you removed",
 )
 
 
@@ -121,6 +128,7 @@ def _asked_about() -> st.SearchStrategy[str]:
                 "what would happen if I",
                 "can I",
                 "do I need to",
+                "do we need",
                 "what if I",
                 "I wonder whether to",
             )
@@ -157,6 +165,8 @@ def test_no_create_or_delete_unless_this_message_asks(history: tuple[str, ...], 
         (("create a sandbox named a-1",), "remove the first one I made", "sandbox_delete"),
         ((), "spin up a sandbox called z-9", "sandbox_create"),
         ((), "don't list them, delete py-worker", "sandbox_delete"),
+        ((), "I need a fresh sandbox, call it z-9", "sandbox_create"),
+        (("list my sandboxes",), "delete the one that crashed", "sandbox_delete"),
     ],
 )
 def test_the_same_verbs_not_negated_do_act(history: tuple[str, ...], last: str, call: str) -> None:
