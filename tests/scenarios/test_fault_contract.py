@@ -32,8 +32,9 @@ from navagent.fixtures.harness._invariants import (
 from navagent.fixtures.harness._sweep import GridResult, SweepOptions, sweep_grid
 from navagent.fixtures.harness._sweep_faults import FaultPoint, parse_point
 from navagent.fixtures.harness._transcript import Transcript, TranscriptTurn, TurnError
-from navagent.gateway import dispatch
+from navagent.gateway import dispatch, upstream
 from navagent.gateway._slots import WorkerSlots
+from navagent.gateway.openai.stream import OpenAIStreamTranslator
 from navagent.gateway.routes import RouteTable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +102,32 @@ def test_the_sweep_fails_a_gateway_that_stops_failing_over(
     assert set(found) == {"fault-contract"}
     assert "fails over to the hint's healthy second route" in found["fault-contract"]
     assert "turn 1 ended error/auth (fault-free: answered)" in found["fault-contract"]
+
+
+def test_the_sweep_fails_a_translator_that_answers_with_a_cut_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Plants a defect: a Chat Completions body that ends before its finish reason
+    # is taken as complete (the answer cut short, shown as a success).
+    def complete(self: OpenAIStreamTranslator) -> list[Any]:
+        return [] if self._done else self._complete()
+
+    monkeypatch.setattr(OpenAIStreamTranslator, "finish", complete)
+    assert _breaches(_sweep("openai", "no-finish@request2+1", only=BEFORE)) == {}  # passed before
+    found = _breaches(_sweep("openai", "no-finish@request2+1"))
+    assert "never ends as answered" in found["fault-contract"]
+    assert "completion 2 (turn 1) ended as answered" in found["fault-contract"]
+
+
+def test_the_sweep_fails_a_gateway_that_shows_text_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Plants a defect: every text delta goes to the client twice.
+    def doubled(batch: list[Any]) -> list[Any]:
+        return [copy for event in batch for copy in [event] * (1 + isinstance(event, TextDelta))]
+
+    monkeypatch.setattr(upstream, "coalesce_deltas", doubled)
+    found = _breaches(_sweep("anthropic", "http-500@request1"))
+    assert "completion 1 showed \"I'llI'll create create" in found["shown-once"]
+    assert "but its final message is \"I'll create sandbox web-2." in found["shown-once"]
 
 
 def test_a_stream_slot_never_given_back_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
