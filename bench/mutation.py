@@ -360,6 +360,7 @@ def tally(session: Path) -> Tally:
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
     found = Tally({module: [0, 0, 0] for module in MODULES}, defaultdict(list), [])
+    equivalents = load_equivalents()
     with use_db(str(session), WorkDB.Mode.open) as db:
         results = dict(db.results)
         for item in db.work_items:
@@ -373,13 +374,27 @@ def tally(session: Path) -> Tally:
                     found.rows[module][2] += 1
                     found.equivalent.append(f"{module}:{mutation.start_pos[0]} {result.output}")
             elif result.worker_outcome != WorkerOutcome.NO_TEST:
+                before, after = _diff_lines(result.diff or "")
+                reason = next(
+                    (
+                        e.reason
+                        for e in equivalents
+                        if e.matches(module, mutation.operator_name, before)
+                    ),
+                    None,
+                )
+                if reason is not None:  # judged after it ran: the file is read at report time too
+                    found.rows[module][2] += 1
+                    found.equivalent.append(
+                        f"{module}:{mutation.start_pos[0]} equivalent: {reason}"
+                    )
+                    continue
                 found.rows[module][1] += 1
                 if result.test_outcome != TestOutcome.SURVIVED:
                     found.rows[module][0] += 1
                     continue
                 match = _OPERATOR_CLASS.match(mutation.operator_name)
                 kind = match.group(1) if match else mutation.operator_name
-                before, after = _diff_lines(result.diff or "")
                 found.survivors[kind].append(
                     f"{module}:{mutation.start_pos[0]} {mutation.operator_name}\n"
                     f"      - {before}\n      + {after}"
