@@ -126,9 +126,9 @@ def harness(budget: int, seed: int) -> int:
         return 1
     from navagent.core.wire_formats import FORMAT_IDS
     from navagent.fixtures.harness import discover_scenarios, plan_replays
-    from navagent.fixtures.harness._invariants import INVARIANTS
-    from navagent.fixtures.harness._sweep import GridResult, SweepOptions, run_sweep
-    from navagent.fixtures.harness._sweep_report import grid_text, reproducer
+    from navagent.fixtures.harness.faults._invariants import INVARIANTS
+    from navagent.fixtures.harness.sweep._report import grid_text, reproducer
+    from navagent.fixtures.harness.sweep._run import GridResult, SweepOptions, run_sweep
 
     class Failed(Exception):
         pass

@@ -218,7 +218,7 @@ def replay(
 def _find_scenarios(names: list[str]) -> list[Scenario]:
     """Scenario ids (in the project's folders), files or folders, every problem reported at once."""
     from navagent.fixtures.harness import ScenarioError, discover_scenarios
-    from navagent.fixtures.harness._loader import scenario_files_for
+    from navagent.fixtures.harness.scenarios._loader import scenario_files_for
 
     folders = _project_folders()
     paths: list[Path] = []
@@ -420,16 +420,16 @@ def sweep(
     provider's error event, no finish), per tool call (exit, hang, huge, not
     UTF-8, empty). Invariants and the hook: scenarios/README.md.
     """
-    from navagent.fixtures.harness._invariants import load_invariants
-    from navagent.fixtures.harness._runner import plan_replays
-    from navagent.fixtures.harness._sweep import (
+    from navagent.fixtures.harness.faults._invariants import load_invariants
+    from navagent.fixtures.harness.faults._space import parse_point
+    from navagent.fixtures.harness.replay._runner import plan_replays
+    from navagent.fixtures.harness.sweep._report import grid_text, reproducer, summary_line
+    from navagent.fixtures.harness.sweep._run import (
         GridResult,
         SweepOptions,
         configured_invariants,
         run_sweep,
     )
-    from navagent.fixtures.harness._sweep_faults import parse_point
-    from navagent.fixtures.harness._sweep_report import grid_text, reproducer, summary_line
 
     scenarios = _load(paths)
     try:

@@ -19,8 +19,8 @@ from navagent.core.events import ChatError, MessageComplete, StreamError, TextDe
 from navagent.core.messages import AssistantMessage, UserMessage
 from navagent.core.sessions import SessionRecorder
 from navagent.fixtures.harness import load_scenario, plan_replays
-from navagent.fixtures.harness._fault_contract import completion_numbers, promise
-from navagent.fixtures.harness._invariants import (
+from navagent.fixtures.harness.faults._fault_contract import completion_numbers, promise
+from navagent.fixtures.harness.faults._invariants import (
     INVARIANTS,
     PointRun,
     StreamLog,
@@ -29,9 +29,9 @@ from navagent.fixtures.harness._invariants import (
     session_drift,
     shown_once,
 )
-from navagent.fixtures.harness._sweep import GridResult, SweepOptions, sweep_grid
-from navagent.fixtures.harness._sweep_faults import FaultPoint, parse_point
-from navagent.fixtures.harness._transcript import Transcript, TranscriptTurn, TurnError
+from navagent.fixtures.harness.faults._space import FaultPoint, parse_point
+from navagent.fixtures.harness.scenarios._transcript import Transcript, TranscriptTurn, TurnError
+from navagent.fixtures.harness.sweep._run import GridResult, SweepOptions, sweep_grid
 from navagent.gateway import dispatch, upstream
 from navagent.gateway._slots import WorkerSlots
 from navagent.gateway.openai.stream import OpenAIStreamTranslator
