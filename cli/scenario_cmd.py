@@ -563,7 +563,7 @@ def sweep(
 ) -> None:
     """Replay scenarios through every fault their cassettes allow; exit 1 on any violation.
 
-    Faults: per provider request (429, 500, 503, 529, refused, no first byte),
+    Faults: per provider request (429, 500, 503, 529, refused, no first byte, 401),
     per content delta of its response (reset, stall, malformed event, the
     provider's error event, no finish), per tool call (exit, hang, huge, not
     UTF-8, empty), per response with several tool calls (the calls finishing

@@ -171,6 +171,18 @@ class Gateway:
         self._health_server: grpc.aio.Server | None = None
         self.port: int | None = None
 
+    def slots_held(self) -> dict[int, int]:
+        """Stream slots held now, by counter (0: `--max-concurrent-streams`; then callers').
+
+        Zero everywhere once every stream has ended, however it ended (the fault
+        sweep checks that after each replay).
+        """
+        return {
+            counter: held
+            for counter in range(SLOT_COUNTERS)
+            if (held := self._slots.in_use(counter))
+        }
+
     @property
     def address(self) -> str:
         """`host:port` the server is bound to (after `start`), or its `unix:` socket."""
