@@ -36,7 +36,7 @@ run can leave one module mutated: `git checkout -- core gateway`).
 Usage:
     nice -n 10 .venv/bin/python bench/mutation.py run [--per-module 3] [--seed 42]
     .venv/bin/python bench/mutation.py report [--session PATH]
-    .venv/bin/python bench/mutation.py harness [--budget 1]   # the test command alone
+    .venv/bin/python bench/mutation.py harness [--budget 5]   # the test command alone
 """
 
 from __future__ import annotations
@@ -440,7 +440,7 @@ def main() -> int:
     run = sub.add_parser("run", help="draw the sample, run the harness on each, report")
     run.add_argument("--per-module", type=int, default=3)
     run.add_argument("--seed", type=int, default=42)
-    run.add_argument("--budget", type=int, default=1, help="the sweep's points per grid")
+    run.add_argument("--budget", type=int, default=5, help="the sweep's points per grid")
     run.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant")
     run.add_argument("--session", type=Path, default=DEFAULT_SESSION)
     run.add_argument("--resume", action="store_true", help="run what the session has not run")
@@ -448,7 +448,7 @@ def main() -> int:
     rep = sub.add_parser("report", help="print the session's figures")
     rep.add_argument("--session", type=Path, default=DEFAULT_SESSION)
     test = sub.add_parser("harness", help="the test command: replays, then the sweep")
-    test.add_argument("--budget", type=int, default=1)
+    test.add_argument("--budget", type=int, default=5)
     test.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.command == "harness":
