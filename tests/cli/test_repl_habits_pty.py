@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 from collections.abc import Iterator
@@ -352,13 +353,15 @@ def session_rows(lines: list[str]) -> dict[str, tuple[str, int]]:
 DATE_COUNT = re.compile(r"(?P<date>\b20\d\d-\d\d-\d\d \d\d:\d\d)\s+(?P<count>\d+)\b")
 
 
-# Item 5: at any width `nav agent sessions` and `/sessions` keep every name,
-# date and message count whole: a long name wraps in its column.
-@pytest.mark.parametrize("columns", WIDTHS)
-def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
-    tmp_path: Path, columns: int
-) -> None:
-    env = colour_env(tmp_path)
+@pytest.fixture(scope="module")
+def two_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A state dir holding two `--demo` sessions made by `nav`, and what `--json` lists.
+
+    Made once per module (each `nav` run costs about a second of CPU); every
+    test works on a copy of it (`seeded_env`).
+    """
+    home = tmp_path_factory.mktemp("two-sessions")
+    env = colour_env(home)
     for name in (LONG_NAME, "quick"):
         made = run_nav("agent", "--demo", "--session", name, "-p", "list my sandboxes", env=env)
         assert made.returncode == 0, made.stderr
@@ -366,6 +369,18 @@ def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
     expected = {
         s["name"]: (s["updated_at"][:16].replace("T", " "), s["message_count"]) for s in listed
     }
+    return home / "state", expected
+
+
+# Item 5: at any width `nav agent sessions` and `/sessions` keep every name,
+# date and message count whole: a long name wraps in its column.
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_sessions_keep_names_dates_and_counts_whole_at_any_width(
+    tmp_path: Path, two_sessions: tuple[Path, dict[str, Any]], columns: int
+) -> None:
+    state, expected = two_sessions
+    shutil.copytree(state, tmp_path / "state")
+    env = colour_env(tmp_path)
     assert len(expected) == 2
 
     term = PtySession([NAV, "agent", "sessions"], env=env, columns=columns)
