@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 from collections.abc import Iterator
@@ -340,18 +341,36 @@ def session_rows(lines: list[str], names: list[str]) -> dict[str, tuple[str, str
     return found
 
 
+SESSION_NAMES = (LONG_NAME, "py-worker-provisioning", "quick")
+
+
+@pytest.fixture(scope="module")
+def three_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A state dir holding three `--demo` sessions made by `nav`, and each one's date.
+
+    Made once per module (each `nav` run costs about a second of CPU); every
+    width works on a copy of it.
+    """
+    home = tmp_path_factory.mktemp("three-sessions")
+    env = colour_env(home)
+    for name in SESSION_NAMES:
+        made = run_nav("agent", "--demo", "--session", name, "-p", "list my sandboxes", env=env)
+        assert made.returncode == 0, made.stderr
+    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
+    return home / "state", {s["name"]: s["updated_at"][:16].replace("T", " ") for s in listed}
+
+
 # Items 5 (issue 32) and 1 (issue 41): at any width `nav agent sessions` and
 # `/sessions` keep every name whole on one line (it is what `/resume` takes):
 # the date shortens and the count goes first, then the row goes under the name.
 @pytest.mark.parametrize("columns", WIDTHS)
-def test_sessions_keep_names_whole_at_any_width(tmp_path: Path, columns: int) -> None:
+def test_sessions_keep_names_whole_at_any_width(
+    tmp_path: Path, three_sessions: tuple[Path, dict[str, str]], columns: int
+) -> None:
+    state, dates = three_sessions
+    shutil.copytree(state, tmp_path / "state")
     env = colour_env(tmp_path)
-    names = [LONG_NAME, "py-worker-provisioning", "quick"]
-    for name in names:
-        made = run_nav("agent", "--demo", "--session", name, "-p", "list my sandboxes", env=env)
-        assert made.returncode == 0, made.stderr
-    listed = json.loads(run_nav("agent", "sessions", "--json", env=env).stdout)
-    dates = {s["name"]: s["updated_at"][:16].replace("T", " ") for s in listed}
+    names = list(SESSION_NAMES)
     assert len(dates) == 3
 
     term = PtySession([NAV, "agent", "sessions"], env=env, columns=columns)

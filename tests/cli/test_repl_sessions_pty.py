@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,12 +53,38 @@ def test_model_asks_the_gateway_and_refuses_an_unknown_hint(tmp_path: Path) -> N
     assert not any("no inference route" in line for line in term.lines())
 
 
+def seeded(tmp_path_factory: pytest.TempPathFactory, *made: tuple[str, str]) -> Path:
+    """A state dir with a `--demo` session per (name, prompt), each made by `nav`."""
+    home = tmp_path_factory.mktemp("seeded")
+    env = colour_env(home)
+    for name, prompt in made:
+        run = run_nav("agent", "--demo", "--session", name, "-p", prompt, env=env)
+        assert run.returncode == 0, run.stderr
+    return home / "state"
+
+
+# Made once per module (a `nav` run costs about a second of CPU); each test
+# works on a copy.
+@pytest.fixture(scope="module")
+def alpha_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seeded(tmp_path_factory, ("alpha-run", "list my sandboxes"))
+
+
+@pytest.fixture(scope="module")
+def two_sessions_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seeded(
+        tmp_path_factory,
+        ("incident-2026-11-ops", "why is gpu-trainer failing? show its logs please"),
+        ("quick", "list my sandboxes"),
+    )
+
+
 # Item 11: /sessions, /resume NAME with Tab, /export FILE, inside the REPL.
 @pytest.mark.parametrize("columns", WIDTHS)
-def test_sessions_resume_and_export_in_the_repl(tmp_path: Path, columns: int) -> None:
-    env = colour_env(tmp_path)
-    first = run_nav("agent", "--demo", "--session", "alpha-run", "-p", "list my sandboxes", env=env)
-    assert first.returncode == 0, first.stderr
+def test_sessions_resume_and_export_in_the_repl(
+    tmp_path: Path, alpha_state: Path, columns: int
+) -> None:
+    shutil.copytree(alpha_state, tmp_path / "state")
     term = demo(tmp_path, "--session", "beta-run", columns=columns)
     try:
         term.send("/sessions" + ENTER)
@@ -102,14 +129,11 @@ def test_a_plain_demo_says_its_conversation_is_discarded(tmp_path: Path) -> None
 # Item 12: the sessions table at every width: whole dates, one header line,
 # and a footer that gives --demo sessions their --demo.
 @pytest.mark.parametrize("columns", WIDTHS)
-def test_sessions_table_keeps_dates_and_headers_whole(tmp_path: Path, columns: int) -> None:
+def test_sessions_table_keeps_dates_and_headers_whole(
+    tmp_path: Path, two_sessions_state: Path, columns: int
+) -> None:
+    shutil.copytree(two_sessions_state, tmp_path / "state")
     env = colour_env(tmp_path)
-    for name, prompt in [
-        ("incident-2026-11-ops", "why is gpu-trainer failing? show its logs please"),
-        ("quick", "list my sandboxes"),
-    ]:
-        made = run_nav("agent", "--demo", "--session", name, "-p", prompt, env=env)
-        assert made.returncode == 0, made.stderr
     term = PtySession([NAV, "agent", "sessions"], env=env, columns=columns)
     try:
         assert term.finish() == 0
