@@ -30,6 +30,7 @@ from navagent.fixtures.harness.faults._invariants import (
     shown_once,
 )
 from navagent.fixtures.harness.faults._space import FaultPoint, parse_point
+from navagent.fixtures.harness.faults._stream_lines import ServedBy
 from navagent.fixtures.harness.scenarios._transcript import Transcript, TranscriptTurn, TurnError
 from navagent.fixtures.harness.sweep._run import GridResult, SweepOptions, sweep_grid
 from navagent.gateway import dispatch, upstream
@@ -279,3 +280,18 @@ def test_a_turn_finished_event_is_not_a_stream_ending() -> None:
     )
     run.events = [TurnFinished(reason="answered", message="")]
     assert fault_contract(run) == []
+
+
+def test_a_retry_is_judged_against_the_route_the_fault_free_replay_took() -> None:
+    # A recorded 429 past the retry cap already fails over in the clean replay
+    # (retry-after-over-cap): the same route for a masked 429 means that route.
+    same = _transcript(_turn("answered", "You have 3 sandboxes."))
+    run = _run("http-429@request1", same, [_answered("x")])
+    run.first_route = "hint#1"
+    assert run.baseline is not None
+    run.baseline.served = [ServedBy("hint#2", 2)]
+    run.served = [ServedBy("hint#2", 3)]
+    assert fault_contract(run) == []
+    run.served = [ServedBy("hint#1", 2)]
+    (found,) = fault_contract(run)
+    assert "must retry it on hint#2" in found and "answered by hint#1" in found
