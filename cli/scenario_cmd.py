@@ -21,7 +21,14 @@ from navagent.core.wire_formats import FORMAT_IDS, WIRE_FORMATS, WireFormatId
 
 if TYPE_CHECKING:
     from navagent.core.agent_config import AgentConfig
-    from navagent.fixtures.harness import RecordFilters, ReplayResult, Scenario
+    from navagent.fixtures.harness import (
+        ProjectSettings,
+        RecordFilters,
+        ReplayJob,
+        ReplayResult,
+        Scenario,
+    )
+    from navagent.fixtures.harness.faults._invariants import Invariant
 
 __all__ = ["FORMAT_CHOICES", "formats_chosen", "scenario_app"]
 
@@ -150,6 +157,37 @@ def _result_line(result: ReplayResult) -> str:
     return line if result.passed else f"{line}  {result.reason}"
 
 
+def _planned(
+    paths: list[Path] | None, provider: FormatChoice, cassettes: Path | None, *, command: str
+) -> tuple[ProjectSettings, list[ReplayJob], dict[str, Invariant]]:
+    """The replays `nav scenario replay` and `coverage` run, with what they run under.
+
+    The project's settings, the chosen formats' replays, and a team's own
+    invariants (checked in every replay).
+    """
+    from navagent.fixtures.harness import FilterError, plan_replays, project_settings
+    from navagent.fixtures.harness.faults._team import team_invariants, team_settings
+
+    scenarios = _load(paths)
+    try:
+        settings = project_settings(Path.cwd())
+    except FilterError as exc:
+        raise _fail(f"pyproject.toml: {exc}") from None
+    try:
+        team = team_settings(Path.cwd())
+        invariants = team_invariants(team.invariants, team.import_paths)
+    except ValueError as exc:
+        raise _fail(f"nav scenario {command}: {exc}") from None
+    jobs = [
+        job
+        for scenario in scenarios
+        for job in plan_replays(
+            [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
+        )
+    ]
+    return settings, jobs, invariants
+
+
 @scenario_app.command("replay")
 def replay(
     paths: PathsArgument = None,
@@ -174,34 +212,10 @@ def replay(
     with the provider's responses played from the cassette and nav-sim as the
     cluster. No network, no keys.
     """
-    from navagent.fixtures.harness import (
-        ClusterError,
-        FilterError,
-        plan_replays,
-        project_settings,
-        render_transcript,
-        replay_all,
-    )
-    from navagent.fixtures.harness.faults._team import team_invariants, team_settings
+    from navagent.fixtures.harness import ClusterError, render_transcript, replay_all
 
-    scenarios = _load(paths)
-    try:
-        settings = project_settings(Path.cwd())
-    except FilterError as exc:
-        raise _fail(f"pyproject.toml: {exc}") from None
-    try:
-        team = team_settings(Path.cwd())
-        invariants = team_invariants(team.invariants, team.import_paths)
-    except ValueError as exc:
-        raise _fail(f"nav scenario replay: {exc}") from None
+    settings, jobs, invariants = _planned(paths, provider, cassettes, command="replay")
     match = settings.match
-    jobs = [
-        job
-        for scenario in scenarios
-        for job in plan_replays(
-            [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
-        )
-    ]
 
     def show(result: ReplayResult) -> None:
         _echo(_result_line(result))
@@ -259,29 +273,12 @@ def coverage(
     `nav scenario replay`) and only passing replays count; a failed replay
     also exits 1.
     """
-    from navagent.fixtures.harness import (
-        ClusterError,
-        FilterError,
-        plan_replays,
-        project_settings,
-        replay_all,
-    )
+    from navagent.fixtures.harness import ClusterError, replay_all
     from navagent.fixtures.harness.replay._coverage import Coverage
 
-    scenarios = _load(paths)
+    settings, jobs, invariants = _planned(paths, provider, cassettes, command="coverage")
     try:
-        match = project_settings(Path.cwd()).match
-    except FilterError as exc:
-        raise _fail(f"pyproject.toml: {exc}") from None
-    jobs = [
-        job
-        for scenario in scenarios
-        for job in plan_replays(
-            [scenario], formats_chosen(provider), cassette_dir=_cassette_dir(scenario, cassettes)
-        )
-    ]
-    try:
-        results = asyncio.run(replay_all(jobs, match=match))
+        results = asyncio.run(replay_all(jobs, match=settings.match, invariants=invariants))
     except ClusterError as exc:
         raise _fail(f"nav scenario coverage: {exc}") from None
     seen = Coverage()
