@@ -138,3 +138,13 @@ def test_the_union_of_the_shards_reports_is_one_unsharded_run() -> None:
     assert sorted(line for part, _ in parts for line in part) == lines
     assert tuple(map(sum, zip(*(counts for _, counts in parts), strict=True))) == totals
     assert all(part for part, _ in parts)  # both shards swept something
+
+
+def test_without_a_team_invariant_the_project_stays_off_the_import_path(tmp_path: Path) -> None:
+    # A replay of a pull request's files imports nothing from its folder unless
+    # the project names an invariant module there.
+    from navagent.fixtures.harness.faults._team import team_invariants
+
+    before = list(sys.path)
+    assert team_invariants([], [tmp_path]) == {}
+    assert sys.path == before
