@@ -33,8 +33,16 @@ interrupted run resumes and `cr-report SESSION` reads it.
 It mutates the checkout it runs in: run it in a clean one (an interrupted
 run can leave one module mutated: `git checkout -- core gateway`).
 
+Planted defects (`planted`): cosmic-ray's operators draw mutants nobody
+writes (`<` made `is not`), so a second sample is written by hand in
+`bench/planted_defects.toml`: realistic defects a user would notice (a wrong
+usage line, text lost from a request, a read run before its create, a 429
+no longer retried, no failover after a revoked key, ...), each an exact
+edit, planted one at a time and judged by the same harness.
+
 Usage:
     nice -n 10 .venv/bin/python bench/mutation.py run [--per-module 3] [--seed 42]
+    nice -n 10 .venv/bin/python bench/mutation.py planted [--only ID ...]
     .venv/bin/python bench/mutation.py report [--session PATH]
     .venv/bin/python bench/mutation.py harness [--budget 5]   # the test command alone
 """
@@ -58,6 +66,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT_FILE = ROOT / "bench" / "mutation_equivalent.toml"
+DEFECTS_FILE = ROOT / "bench" / "planted_defects.toml"
 DEFAULT_SESSION = ROOT / ".mutation" / "session.sqlite"
 MODULES = (
     "core/agent.py",
@@ -433,6 +442,96 @@ def report(session: Path) -> int:
     return 0
 
 
+# -- planted defects -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One realistic defect: where, the exact text before and after, what a user notices."""
+
+    id: str
+    module: str
+    before: str
+    after: str
+    noticed: str
+
+    def apply(self, source: str) -> str:
+        """`source` with the defect planted.
+
+        Raises:
+            ValueError: `before` does not occur exactly once in `source`.
+        """
+        count = source.count(self.before)
+        if count != 1:
+            raise ValueError(f"{self.id}: {self.module} holds its text {count} times, not once")
+        return source.replace(self.before, self.after)
+
+
+def load_defects(path: Path = DEFECTS_FILE) -> list[Defect]:
+    """The `[[defect]]` entries of `path`.
+
+    Raises:
+        SystemExit: an entry lacks a key, or two share an id; the message names it.
+    """
+    keys = ("id", "module", "before", "after", "noticed")
+    found: list[Defect] = []
+    for number, entry in enumerate(tomllib.loads(path.read_text("utf-8"))["defect"], start=1):
+        missing = [key for key in keys if not entry.get(key)]
+        if missing:
+            raise SystemExit(f"{path.name}: defect {number} lacks {', '.join(missing)}")
+        if any(defect.id == entry["id"] for defect in found):
+            raise SystemExit(f"{path.name}: defect {number} repeats the id {entry['id']!r}")
+        found.append(Defect(*(entry[key] for key in keys)))
+    return found
+
+
+def plant(defect: Defect, command: list[str], timeout: float) -> str:
+    """Plant `defect`, run `command`, restore the file: "caught", "missed" or "timeout"."""
+    path = ROOT / defect.module
+    original = path.read_text(encoding="utf-8")
+    path.write_text(defect.apply(original), encoding="utf-8")
+    try:
+        result = subprocess.run(
+            command,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return "missed" if result.returncode == 0 else "caught"
+
+
+def planted(only: list[str] | None, budget: int, timeout: float) -> int:
+    """Run the harness against each planted defect; print what it caught and missed."""
+    defects = [d for d in load_defects() if only is None or d.id in only]
+    command = [sys.executable, str(Path(__file__).resolve()), "harness", f"--budget={budget}"]
+    missed: list[Defect] = []
+    for number, defect in enumerate(defects, start=1):
+        started = time.monotonic()
+        outcome = plant(defect, command, timeout)
+        if outcome == "missed":
+            missed.append(defect)
+        print(
+            f"[{number}/{len(defects)}] {defect.id:<34} {outcome:<8}"
+            f" {time.monotonic() - started:4.0f}s",
+            flush=True,
+        )
+    caught = len(defects) - len(missed)
+    low, high = wilson(caught, len(defects))
+    print(
+        f"\ncaught {caught} of {len(defects)} ({caught / max(1, len(defects)):.0%},"
+        f" 95% Wilson [{low:.0%}, {high:.0%}])"
+    )
+    for defect in missed:
+        print(f"  missed {defect.id} ({defect.module}): {defect.noticed}")
+    return 0
+
+
 def main() -> int:
     """Parse the command line and run the subcommand."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -447,6 +546,10 @@ def main() -> int:
     run.add_argument("--modules", nargs="+", choices=MODULES, default=list(MODULES))
     rep = sub.add_parser("report", help="print the session's figures")
     rep.add_argument("--session", type=Path, default=DEFAULT_SESSION)
+    hand = sub.add_parser("planted", help="run the harness against each planted defect")
+    hand.add_argument("--only", nargs="+", default=None, metavar="ID")
+    hand.add_argument("--budget", type=int, default=5, help="the sweep's points per grid")
+    hand.add_argument("--timeout", type=float, default=600.0, help="seconds per defect")
     test = sub.add_parser("harness", help="the test command: replays, then the sweep")
     test.add_argument("--budget", type=int, default=5)
     test.add_argument("--seed", type=int, default=0)
@@ -455,8 +558,9 @@ def main() -> int:
         return harness(args.budget, args.seed)
     if args.command == "report":
         return report(args.session)
+    edited = args.modules if args.command == "run" else {d.module for d in load_defects()}
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", *args.modules],
+        ["git", "status", "--porcelain", "--", *edited],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -464,6 +568,8 @@ def main() -> int:
     if dirty.strip():
         print(f"uncommitted changes in the modules to mutate:\n{dirty}", file=sys.stderr)
         return 2
+    if args.command == "planted":
+        return planted(args.only, args.budget, args.timeout)
     if not args.resume:
         init_session(args.session, args.per_module, args.seed, tuple(args.modules))
     command = shlex.join(

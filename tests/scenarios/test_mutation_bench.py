@@ -54,3 +54,40 @@ def test_equivalents_match_on_module_operator_and_line(
     broken.write_text('[[equivalent]]\nmodule = "m"\noperator = "o"\n', encoding="utf-8")
     with pytest.raises(SystemExit, match="entry 1 lacks line, reason"):
         mutation.load_equivalents(broken)
+
+
+# --- planted defects --------------------------------------------------------------------------
+
+
+def test_every_planted_defect_still_applies_once_and_compiles(mutation: ModuleType) -> None:
+    defects = mutation.load_defects()
+    assert len(defects) >= 30
+    for defect in defects:
+        source = (ROOT / defect.module).read_text(encoding="utf-8")
+        planted = defect.apply(source)  # raises unless `before` occurs exactly once
+        assert planted != source, defect.id
+        compile(planted, defect.module, "exec")  # a defect, not a syntax error
+
+
+def test_a_defect_whose_text_moved_is_named(mutation: ModuleType) -> None:
+    defect = mutation.Defect("gone", "core/agent.py", "no such text", "x", "nothing")
+    with pytest.raises(ValueError, match="gone: core/agent.py holds its text 0 times"):
+        defect.apply("print(1)\n")
+    twice = mutation.Defect("twice", "m.py", "a", "b", "n")
+    with pytest.raises(ValueError, match="2 times"):
+        twice.apply("a a")
+
+
+def test_a_planted_defect_is_restored_after_its_run(
+    mutation: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    defect = mutation.Defect("v", "m.py", "VALUE = 1", "VALUE = 2", "n")
+    # The harness stand-in fails only while the defect is planted.
+    check = [sys.executable, "-c", "import m, sys; sys.exit(m.VALUE != 1)"]
+    assert mutation.plant(defect, check, timeout=60) == "caught"
+    assert module.read_text(encoding="utf-8") == "VALUE = 1\n"
+    harmless = mutation.Defect("w", "m.py", "VALUE = 1", "VALUE = 1  # same", "n")
+    assert mutation.plant(harmless, check, timeout=60) == "missed"
