@@ -78,7 +78,9 @@ from navagent.core.tools import TOOLS_BY_NAME, ToolOutcome, ToolRunner
 __all__ = [
     "BARRIER_TOOLS",
     "CANCELLED_RESULT",
+    "CUT_AT_LIMIT_NOTE",
     "DEFAULT_MAX_ITERATIONS",
+    "FILTERED_NOTE",
     "INTERRUPTED_MARK",
     "PAUSED_NOTE",
     "REFUSED_NOTE",
@@ -98,6 +100,13 @@ CANCELLED_RESULT = "cancelled: the user interrupted the turn before this tool fi
 """The result of a tool call that was still running when its turn was cancelled."""
 REFUSED_NOTE = "the model declined to answer this request"
 """The turn's closing note when the model refused."""
+CUT_AT_LIMIT_NOTE = (
+    "the answer stopped at the model's output token limit, so it may be cut short;"
+    " send 'continue' for the rest"
+)
+"""The turn's closing note when the answer ended at the output limit (finish `length`)."""
+FILTERED_NOTE = "the provider's content filter stopped the answer, so it may be incomplete"
+"""The turn's closing note when a content filter ended the answer (finish `content_filter`)."""
 PAUSED_NOTE = (
     "the provider paused this turn (pause_turn), which only its server-side tools do and this"
     " agent offers none; what the model said so far is kept, send another message to continue"
@@ -434,6 +443,10 @@ class Agent:
             return self._finish("paused", PAUSED_NOTE, iterations)
         if result.refusal or finish == "refusal":
             return self._finish("refused", REFUSED_NOTE, iterations)
+        if finish == "length":
+            return self._finish("answered", CUT_AT_LIMIT_NOTE, iterations)
+        if finish == "content_filter":
+            return self._finish("answered", FILTERED_NOTE, iterations)
         note = "" if result.content else "the model returned an empty answer"
         return self._finish("answered", note, iterations)
 

@@ -14,6 +14,8 @@ import pytest
 
 from navagent.core.agent import (
     CANCELLED_RESULT,
+    CUT_AT_LIMIT_NOTE,
+    FILTERED_NOTE,
     INTERRUPTED_MARK,
     PAUSED_NOTE,
     REFUSED_NOTE,
@@ -29,6 +31,7 @@ from navagent.core.agent_events import (
 )
 from navagent.core.errors import ChatFailedError
 from navagent.core.events import (
+    FinishReason,
     MessageComplete,
     RefusalDelta,
     StreamError,
@@ -535,3 +538,24 @@ async def test_agent_pause_turn_ends_the_turn_with_a_notice() -> None:
     assert finished == TurnFinished(reason="paused", message=PAUSED_NOTE, iterations=1)
     assert "pause_turn" in finished.message
     validate_history(agent.history)
+
+
+@pytest.mark.parametrize(
+    ("finish", "note"),
+    [("length", CUT_AT_LIMIT_NOTE), ("content_filter", FILTERED_NOTE), ("stop", "")],
+)
+async def test_agent_says_when_an_answer_was_cut_at_the_limit_or_filtered(
+    finish: FinishReason, note: str
+) -> None:
+    script: list[ScriptItem] = [
+        TextDelta(text="The sandboxes are"),
+        TurnEnd(finish_reason=finish, provider_finish_reason=finish),
+        MessageComplete(message=AssistantMessage(content="The sandboxes are")),
+    ]
+    agent = make_agent(ScriptedChatClient([script]))
+
+    finished = await agent.run_turn("list them")
+
+    # The text that came is kept and the turn is answered; the note says why it may be short.
+    assert finished == TurnFinished(reason="answered", message=note, iterations=1)
+    assert agent.history[-1] == AssistantMessage(content="The sandboxes are")

@@ -25,6 +25,7 @@ from navagent.fixtures.harness import (
     scan_file,
     simulated_target,
 )
+from navagent.fixtures.harness.cassettes._cassette import keep_earlier_build
 from navagent.fixtures.provider import SimulatedProvider
 from tests.scenarios.conftest import CASSETTES, SCENARIOS, without_recorder
 
@@ -96,6 +97,45 @@ async def test_a_recording_names_the_build_and_the_same_build_records_the_same_b
     assert load_cassette(older_path).recorded_by is None
     replayed = await replay_scenario(scenario, "openai", cassette_dir=older, cluster=cluster)
     assert replayed.passed, replayed.report
+
+
+async def test_a_re_record_of_the_same_bytes_keeps_the_build_that_first_recorded_them(
+    tmp_path: Path, cluster: SimulatedCluster
+) -> None:
+    scenario = load_scenario(SCENARIOS / "providers.yaml")
+
+    async def record() -> Path:
+        result = await record_scenario(
+            scenario, "openai", cassette_dir=tmp_path, target=simulated_target(), cluster=cluster
+        )
+        assert result.written
+        return result.path
+
+    path = await record()
+    ours = f"  recorded_by: nav-agent {version('nav-agent')}\n"
+    earlier = "  recorded_by: nav-agent 0.1.1.dev3+gabc1234\n"
+    path.write_text(path.read_text(encoding="utf-8").replace(ours, earlier), encoding="utf-8")
+    before = path.read_bytes()
+
+    await record()  # nothing the file holds changes: not even the build line
+    assert path.read_bytes() == before
+
+    # A change to what was recorded names the build that recorded it.
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("nvidia", "nvidia-old", 1), encoding="utf-8"
+    )
+    await record()
+    assert ours in path.read_text(encoding="utf-8")
+
+
+def test_keep_earlier_build_touches_only_an_otherwise_identical_file() -> None:
+    old = "metadata:\n  recorded_by: nav-agent 0.1\n  source: x\n"
+    same = "metadata:\n  recorded_by: nav-agent 0.2\n  source: x\n"
+    changed = "metadata:\n  recorded_by: nav-agent 0.2\n  source: y\n"
+    assert keep_earlier_build(same, old) == old
+    assert keep_earlier_build(changed, old) == changed
+    assert keep_earlier_build(same, None) == same
+    assert keep_earlier_build(same, "metadata:\n  source: x\n") == same  # an older file
 
 
 @pytest.mark.parametrize("provider", FORMAT_IDS)

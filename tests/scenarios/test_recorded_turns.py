@@ -187,3 +187,56 @@ async def test_recording_again_replaces_the_turns_the_cassette_had(
     assert recorded.written, recorded.problems
     again = _serializer.deserialize(cassette.read_text(encoding="utf-8"))
     assert again["metadata"]["turns"] == fresh
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini"])
+async def test_a_translator_that_reads_a_cut_answer_as_complete_fails_the_replay(
+    provider: str,
+    monkeypatch: pytest.MonkeyPatch,
+    copy_case: CopyCase,
+    cluster: SimulatedCluster,
+) -> None:
+    """The requests are the same; only why the answer stopped, and what the user is told, differ."""
+    folder = copy_case("token-limit", providers=(provider,))
+    scenario = load_scenario(folder / "token-limit.yaml")
+    recorded = load_cassette(CASSETTES / provider / "token-limit.yaml").turns
+    assert recorded is not None and recorded[0].stops == ("length",)
+    assert recorded[0].note == agent_module.CUT_AT_LIMIT_NOTE
+    assert (await replay_scenario(scenario, provider, cluster=cluster)).passed
+
+    translator = importlib.import_module(wire_format(provider).gateway).Translator
+    complete = {
+        name: ("stop" if reason == "length" else reason)
+        for name, reason in translator.finish_reasons.items()
+    }
+    monkeypatch.setattr(translator, "finish_reasons", complete)
+    result = await replay_scenario(scenario, provider, cluster=cluster)
+
+    assert not result.passed
+    assert result.problems == (
+        "turn 1: finish reasons is [stop] in the replay, [length] in the recording",
+        f"turn 1: closing note is '' in the replay, {agent_module.CUT_AT_LIMIT_NOTE!r} in the"
+        " recording",
+    )
+    assert "  a completion stopped for another reason than in the recording" in result.report
+
+
+async def test_a_changed_closing_sentence_fails_the_replay(
+    monkeypatch: pytest.MonkeyPatch, copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    folder = copy_case("iteration-limit", providers=("anthropic",))
+    scenario = load_scenario(folder / "iteration-limit.yaml")
+    recorded = load_cassette(CASSETTES / "anthropic" / "iteration-limit.yaml").turns
+    assert recorded is not None and recorded[0].note is not None
+    assert "stopped after" in recorded[0].note
+
+    original = agent_module.Agent._finish
+
+    def reworded(self: Any, reason: Any, message: str, iterations: int) -> Any:
+        return original(self, reason, message.replace("stopped after", "ended after"), iterations)
+
+    monkeypatch.setattr(agent_module.Agent, "_finish", reworded)
+    result = await replay_scenario(scenario, provider="anthropic", cluster=cluster)
+
+    assert not result.passed
+    assert any(problem.startswith("turn 1: closing note is") for problem in result.problems)
