@@ -27,7 +27,7 @@ from navagent.gateway.callers import hash_token
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
 from tests.gateway.provider_bodies import openai_text
-from tests.gateway.redis_server import RedisServer, redis_binary, redis_server
+from tests.gateway.redis_server import RedisServer, redis_server
 from tests.gateway.test_dispatch import route, table
 
 __all__ = ["redis_server"]  # the fixture, imported to be used here
@@ -395,7 +395,6 @@ def test_a_store_url_is_checked_and_its_password_never_shown(
 async def test_an_unreachable_store_is_logged_without_its_password(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    redis_binary()  # the store tests run together or not at all
     caplog.set_level(logging.INFO, logger=LOGGER)
     password = "hunter2-store-password-77"
     store = CallerStore(f"redis://:{password}@127.0.0.1:1/0", retry_s=60)
