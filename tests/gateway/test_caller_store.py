@@ -256,13 +256,13 @@ async def test_every_ending_gives_the_shared_slot_back(
     ending: Callable[[GatedProvider, Gateway], Awaitable[None]],
 ) -> None:
     provider = GatedProvider()
-    store = CallerStore(redis_server.url, lease_s=LEASE_S)
-    other = CallerStore(redis_server.url, lease_s=LEASE_S)
+    # 30 s leases: gone within a second, so removed, not expired.
+    store, other = CallerStore(redis_server.url), CallerStore(redis_server.url)
     shortly = {"max_stream_duration_s": 0.3}  # for the timeout
     async with gateways(tmp_path, provider, [store, other], limit=1, **shortly) as pair:
         gateway, replica = pair
         await ending(provider, gateway)
-        await until(lambda: leases(redis_server) == 0, what="lease left", within_s=LEASE_S / 2)
+        await until(lambda: leases(redis_server) == 0, what="lease left", within_s=1.0)
         assert store.held("ci") == 0 and gateway.slots_held() == {}
         provider.status = 200
         provider.gate.set()
@@ -301,11 +301,9 @@ async def test_a_killed_replicas_leases_expire_and_a_living_ones_do_not(
             assert await refusal(gateway) == at_limit(2)
             replica.kill()
             replica.wait(10)
-            killed = time.monotonic()
-            while leases(redis_server):
-                await asyncio.sleep(0.02)
+            # Within one lease of the kill (the last refresh was at most then).
+            await until(lambda: not leases(redis_server), what="expiry", within_s=LEASE_S + 0.5)
             assert (await call(gateway)).message.content == "x"
-            assert time.monotonic() - killed <= LEASE_S + 0.2
     finally:
         replica.kill()
         replica.wait(10)
