@@ -169,7 +169,25 @@ async def test_two_gateways_give_a_caller_exactly_its_limit_across_both(
         provider.gate.set()
         assert [(await task).message.content for task in held] == ["x"] * 3
         await until(lambda: leases(redis_server) == 0, what="lease left")
-        assert (await call(one)).message.content == "x"
+        # Eight calls at once, four on each: three streams, five refusals.
+        provider.gate.clear()
+        burst = [asyncio.create_task(call(gateway)) for gateway in (one, two) * 4]
+
+        def settled() -> bool:
+            return provider.requests == 6 and sum(task.done() for task in burst) == 5
+
+        await until(settled, what="3 more streams and 5 refusals")
+        await asyncio.sleep(0.1)
+        assert settled() and leases(redis_server) == 3, "no fourth stream later"
+        for task in burst:
+            if task.done():
+                error = task.exception()
+                assert isinstance(error, grpc.aio.AioRpcError), error
+                assert error.details() == at_limit(3)
+        streams = [task for task in burst if not task.done()]
+        provider.gate.set()
+        assert [(await task).message.content for task in streams] == ["x"] * 3
+        await until(lambda: leases(redis_server) == 0, what="lease left")
         assert one.slots_held() == two.slots_held() == {}
 
 
