@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import socket
 import statistics
 import subprocess
@@ -113,8 +114,7 @@ async def gateway(callers: Path, store: CallerStore | None) -> Gateway:
     return server
 
 
-async def run(calls: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="nav-bench-redis-"))
+async def run(calls: int, folder: Path) -> None:
     callers = folder / "callers.yaml"
     callers.write_text(
         f"callers:\n  - name: bench\n    token_hash: {hash_token(TOKEN)}\n"
@@ -174,7 +174,11 @@ async def run(calls: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=400)
-    asyncio.run(run(parser.parse_args().calls))
+    folder = Path(tempfile.mkdtemp(prefix="nav-bench-redis-"))
+    try:
+        asyncio.run(run(parser.parse_args().calls, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
