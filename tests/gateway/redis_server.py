@@ -99,8 +99,9 @@ class RedisServer:
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
     """A running `redis-server`, stopped after the test."""
+    binary = redis_binary()  # skips first: no folder left behind
     folder = Path(tempfile.mkdtemp(prefix="nav-redis-"))
-    server = RedisServer(redis_binary(), folder)
+    server = RedisServer(binary, folder)
     server.start()
     try:
         yield server
