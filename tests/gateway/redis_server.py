@@ -102,8 +102,8 @@ def redis_server() -> Iterator[RedisServer]:
     binary = redis_binary()  # skips first: no folder left behind
     folder = Path(tempfile.mkdtemp(prefix="nav-redis-"))
     server = RedisServer(binary, folder)
-    server.start()
     try:
+        server.start()
         yield server
     finally:
         server.stop()
