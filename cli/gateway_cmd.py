@@ -125,6 +125,15 @@ def serve(
             "limit. Env: NAV_GATEWAY_CALLERS."
         ),
     ] = None,
+    caller_store: Annotated[
+        str | None,
+        typer.Option(
+            help="Redis URL (redis://HOST:PORT/DB, rediss://, unix:///PATH) where callers' "
+            "max_concurrent_streams are counted across replicas; fails open to each "
+            "replica's own count while unreachable. Env: NAV_GATEWAY_CALLER_STORE. "
+            "Default: off (counted per replica).",
+        ),
+    ] = None,
     pid_file: Annotated[
         Path | None,
         typer.Option(
@@ -180,6 +189,7 @@ def serve(
         "metrics_listen": metrics_listen,
         "pid_file": pid_file,
         "callers": callers,
+        "caller_store": caller_store,
     }
     try:
         settings = GatewaySettings(**{k: v for k, v in overrides.items() if v is not None})

@@ -24,7 +24,10 @@ caller, never the token. A caller's own limit is counted in the gateway's
 `Slots`, in a counter that belongs to the caller's name (`assign_counters`):
 with several workers it means the whole gateway, as `--max-concurrent-streams`
 does, and a reload that keeps a caller keeps its streams in flight counted,
-wherever the caller moved in the file.
+wherever the caller moved in the file. Slots count one gateway, not its
+replicas: with a caller store (`--caller-store`, `caller_store.py`),
+`share_caller_lease` also counts the stream there, across replicas, and
+refuses in the same words.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from navagent.core.messages import DEFAULT_ROUTING_HINT
 from navagent.gateway import metrics
 from navagent.gateway._config_file import nearest_key, read_yaml_file
 from navagent.gateway._slots import GATEWAY, WorkerSlots
+from navagent.gateway.caller_store import CallerStore, StoreLease
 
 __all__ = [
     "ALL_HINTS",
@@ -67,6 +71,7 @@ __all__ = [
     "hash_token",
     "load_callers",
     "parse_callers",
+    "share_caller_lease",
 ]
 
 ALL_HINTS = "*"
@@ -303,12 +308,16 @@ class CallerLease:
     _slots: WorkerSlots | None
     _counter: int = GATEWAY
     _released: bool = False
+    _shared: StoreLease | None = None
+    """Its lease in the caller store, once `share_caller_lease` took one."""
 
     def release(self) -> None:
         """Give the slot back (once; later calls do nothing)."""
         if self._slots is not None and not self._released:
             self._released = True
             self._slots.release(self._counter)
+            if self._shared is not None:
+                self._shared.release()
 
 
 _NO_LEASE = CallerLease(None)
@@ -358,13 +367,37 @@ def admit_caller(hint: str, slots: WorkerSlots) -> CallerLease:
     if limit is None or counter is None:
         return _NO_LEASE
     if not slots.try_acquire(limit, counter):
-        raise CallerRefusedError(
-            grpc.StatusCode.RESOURCE_EXHAUSTED,
-            f"caller {caller.name!r} is serving its limit of {limit} concurrent streams; "
-            "retry shortly",
-            "caller_limit",
-        )
+        raise _at_limit(caller.name, limit)
     return CallerLease(slots, counter)
+
+
+async def share_caller_lease(lease: CallerLease, store: CallerStore) -> None:
+    """Count `lease`, taken by `admit_caller`, in the store every replica shares too.
+
+    Nothing to do for a call without a limit. When the store cannot be reached
+    the lease stands on this gateway's count alone (`caller_store`: fail open).
+
+    Raises:
+        CallerRefusedError: RESOURCE_EXHAUSTED, in `admit_caller`'s words: the
+            caller's streams across the replicas are at its limit (`lease` is
+            still the caller's to release).
+    """
+    caller = current_caller()
+    if lease._slots is None or caller is None or caller.max_concurrent_streams is None:
+        return
+    shared = await store.acquire(caller.name, caller.max_concurrent_streams)
+    if shared is None:
+        raise _at_limit(caller.name, caller.max_concurrent_streams)
+    lease._shared = shared
+
+
+def _at_limit(name: str, limit: int) -> CallerRefusedError:
+    """The one refusal of a caller at its own limit, counted here or across replicas."""
+    return CallerRefusedError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"caller {name!r} is serving its limit of {limit} concurrent streams; retry shortly",
+        "caller_limit",
+    )
 
 
 class CallerAuthInterceptor(grpc.aio.ServerInterceptor):

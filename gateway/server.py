@@ -26,6 +26,7 @@ from navagent.core.version import package_version
 from navagent.gateway import metrics
 from navagent.gateway._network import upstream_transport
 from navagent.gateway._slots import Slots, WorkerSlots
+from navagent.gateway.caller_store import CallerStore
 from navagent.gateway.callers import SLOT_COUNTERS, CallerAuthInterceptor, CallerTable
 from navagent.gateway.config import Config, load_callers_of, reload_config, summary
 from navagent.gateway.dispatch import Dispatcher, RetryPolicy
@@ -121,6 +122,7 @@ class Gateway:
         reuse_port: bool = False,
         callers: CallerTable | None | Literal["from settings"] = "from settings",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        caller_store: CallerStore | None = None,
     ) -> None:
         """Set up the servicer; `slots`, `reuse_port` and `callers` are for supervised workers.
 
@@ -128,6 +130,9 @@ class Gateway:
         shared across workers, shares the listening port with them, and is
         handed its callers by the supervisor instead of reading the file.
         `sleep` waits out the retry back-off (the fault sweep skips the wait).
+        `caller_store` counts callers' limits across replicas; by default one
+        is made from `settings.caller_store` when that is set (each worker
+        makes its own client).
         """
         self.settings = settings
         self.routes = routes
@@ -146,6 +151,9 @@ class Gateway:
             idle_s=settings.idle_timeout_s,
         )
         self._slots = slots or Slots.local(counters=SLOT_COUNTERS).worker(0)
+        if caller_store is None and settings.caller_store is not None:
+            caller_store = CallerStore(settings.caller_store)
+        self.caller_store = caller_store
         self.dispatcher = Dispatcher(
             routes,
             Upstream(self._http, timeouts=timeouts),
@@ -160,6 +168,7 @@ class Gateway:
                 max_message_bytes=settings.max_message_bytes,
             ),
             slots=self._slots,
+            caller_store=caller_store,
         )
         self._reuse_port = reuse_port
         self._given_callers = callers
@@ -333,6 +342,8 @@ class Gateway:
             self._health_server = None
         if self._owns_client:
             await self._http.aclose()
+        if self.caller_store is not None:
+            await self.caller_store.aclose()
 
     async def wait_for_termination(self) -> None:
         """Block until the server stops."""

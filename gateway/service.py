@@ -45,6 +45,7 @@ from navagent.core.messages import ChatRequest
 from navagent.core.redaction import clip
 from navagent.gateway import metrics
 from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
+from navagent.gateway.caller_store import CallerStore
 from navagent.gateway.callers import (
     SLOT_COUNTERS,
     CallerLease,
@@ -53,6 +54,7 @@ from navagent.gateway.callers import (
     caller_name,
     check_caller_scope,
     current_caller,
+    share_caller_lease,
 )
 from navagent.gateway.coalesce import split_long_deltas
 from navagent.gateway.dispatch import Dispatcher, NoRouteError, StreamRecord
@@ -196,12 +198,15 @@ class ChatService:
         *,
         limits: StreamLimits = StreamLimits(),
         slots: WorkerSlots | None = None,
+        caller_store: CallerStore | None = None,
     ) -> None:
         self._dispatcher = dispatcher
         self.limits = limits
         self._slots = slots or Slots.local(counters=SLOT_COUNTERS).worker(0)
         """Where `max_concurrent_streams` and each caller's own limit are counted:
         gateway-wide, across workers."""
+        self._caller_store = caller_store
+        """Where callers' limits are also counted across replicas (`--caller-store`)."""
         self._active: set[asyncio.Task[object]] = set()
         self._closing = False
 
@@ -239,6 +244,8 @@ class ChatService:
             neutral, extended = self._admit(request, stream_log)
             # Every refusal comes before the stream is admitted (and counted as started).
             lease = admit_caller(stream_log.hint, self._slots)
+            if self._caller_store is not None:
+                await share_caller_lease(lease, self._caller_store)
             slot = self._take_slot()
             stream_log.admit(stream_log.hint)  # a route's hint: bounded, a fair label
             self._active.add(task)

@@ -19,6 +19,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from navagent.core.redaction import header_safe_problem, register_secret
 from navagent.gateway._config_file import nearest_key
+from navagent.gateway.caller_store import store_url_problem
 
 __all__ = ["ENV_PREFIX", "UNIX_PREFIX", "GatewaySettings", "environment_warnings", "usable_cpus"]
 
@@ -40,8 +41,13 @@ def _seconds(name: str) -> Any:
 class GatewaySettings(BaseSettings):
     """Everything `nav gateway serve` can be told; each field also reads `NAV_GATEWAY_<NAME>`."""
 
+    # hide_input_in_errors: an error never quotes the value (`caller_store` may hold a password).
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, frozen=True, extra="forbid", populate_by_name=True
+        env_prefix=ENV_PREFIX,
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        hide_input_in_errors=True,
     )
 
     listen: str = "127.0.0.1:50051"
@@ -91,6 +97,10 @@ class GatewaySettings(BaseSettings):
     """Where `serve` writes its pid, for `nav gateway reload`."""
     callers: Path | None = None
     """The callers YAML file: per-caller tokens (hashed), routing hints and limits."""
+    caller_store: str | None = Field(default=None, repr=False)
+    """A Redis URL where callers' `max_concurrent_streams` are counted across
+    replicas (`caller_store.py`); None counts them in this gateway only. Kept
+    out of the repr: the URL may hold the store's password."""
 
     @property
     def worker_count(self) -> int:
@@ -135,6 +145,16 @@ class GatewaySettings(BaseSettings):
             )
         return value.strip()
 
+    @field_validator("caller_store")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        problem = store_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)  # never the URL itself: it may hold a password
+        return value.strip()
+
     @classmethod
     def loopback(cls, **overrides: Any) -> GatewaySettings:
         """Settings for an in-process gateway on a free 127.0.0.1 port.
@@ -152,6 +172,7 @@ class GatewaySettings(BaseSettings):
             "tls_client_ca": None,
             "pid_file": None,
             "callers": None,
+            "caller_store": None,
         }
         return cls(**{**fields, **overrides})
 
