@@ -50,8 +50,10 @@ BEFORE = (
 """The sweep's invariants before the fault contract."""
 
 
-def _sweep(provider: str, *points: str, only: tuple[str, ...] = ()) -> GridResult:
-    (job,) = plan_replays([load_scenario(SCENARIO)], [provider])
+def _sweep(
+    provider: str, *points: str, only: tuple[str, ...] = (), scenario: Path = SCENARIO
+) -> GridResult:
+    (job,) = plan_replays([load_scenario(scenario)], [provider])
     invariants = {name: check for name, check in INVARIANTS.items() if not only or name in only}
     options = SweepOptions(
         points=tuple(parse_point(point) for point in points), budget=100, invariants=invariants
@@ -90,6 +92,17 @@ def test_the_sweep_fails_a_gateway_that_stops_retrying_a_429(
     assert set(found) == {"fault-contract"}
     assert "must retry it on scenario-0#1" in found["fault-contract"]
     assert "answered by scenario-0#2" in found["fault-contract"]
+
+
+def test_a_request_fault_on_a_retry_the_recording_made_leaves_its_answer_for_the_next_attempt() -> (
+    None
+):
+    """Turn 2 of provider-reset-mid-stream is recorded as two attempts with the same bytes (a
+    reset, then the answer). A 503 planted on the second stands in for it: the gateway's third
+    attempt must get the recorded answer, as a provider would answer it, not the reset again
+    (which made a gateway that retried as promised break the contract)."""
+    reset = ROOT / "scenarios" / "provider-reset-mid-stream.yaml"
+    assert _breaches(_sweep("openai", "http-503@request4", scenario=reset)) == {}
 
 
 def test_the_sweep_fails_a_gateway_that_stops_failing_over(

@@ -38,6 +38,7 @@ from navagent.fixtures.harness.faults._space import (
     TOOL_FAULTS,
     FaultPoint,
     FaultSpace,
+    cover_kinds,
     parse_point,
 )
 from navagent.fixtures.harness.record._recorder import record_scenario, simulated_target
@@ -83,6 +84,26 @@ def test_the_space_has_every_fault_at_every_position() -> None:
     assert all(space.contains(point) for point in points)
     assert not space.contains(FaultPoint("stream", 2, "reset", 1))  # request 2 has no delta
     assert not space.contains(FaultPoint("tool", 2, "hang"))
+
+
+def test_a_small_budget_tries_each_fault_kind_before_sampling() -> None:
+    points = FaultSpace(deltas=(9, 12, 7), tool_calls=2).points()
+    kinds = {point.kind for point in points}
+    # Every kind, once, when the budget allows; hypothesis gets what is left.
+    covered = cover_kinds(points, 100, seed=0, label="s[openai]")
+    assert sorted(point.kind for point in covered) == sorted(kinds)
+    assert all(point in points for point in covered)
+    assert cover_kinds(points, 100, seed=0, label="s[openai]") == covered  # seeded
+    # A budget smaller than the kinds: each grid starts elsewhere, so a sweep's grids
+    # share every kind out between them (a 401 is drawn, not only stream faults).
+    drawn = {
+        point.kind
+        for label in (f"scenario-{n}[openai]" for n in range(12))
+        for point in cover_kinds(points, 5, seed=0, label=label)
+    }
+    assert drawn == kinds
+    assert cover_kinds(points, 0, seed=0, label="s") == []
+    assert cover_kinds([], 5, seed=0, label="s") == []
 
 
 def _run(transcript: Transcript | None = None, **fields: object) -> PointRun:
@@ -138,7 +159,7 @@ def test_a_small_sweep_of_todays_agent_is_clean() -> None:
     assert len(grid.results) == 5  # the baseline and four sampled points
     assert grid.violations == []
     text = grid_text(grid)
-    assert "sampled by hypothesis, seed 1" in text
+    assert "a point of each fault kind, then sampled by hypothesis, seed 1" in text
     assert summary_line([grid]).startswith("sweep: 1 scenario x format, 4 points, 0 violations")
 
 
