@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "create-confirmed-delete-declined.yaml"
 TOOL = parse_point("secret@tool1")
 """Credentials in the first tool call's stdout and stderr."""
+ERROR = parse_point("secret-error@request1")
+"""The first request refused (400, every attempt) with a message quoting credentials."""
 
 
 def _sweep(*texts: str, provider: str = "anthropic") -> GridResult:
@@ -58,9 +60,16 @@ def _scanned(monkeypatch: pytest.MonkeyPatch) -> list[Mapping[str, str]]:
 
 def test_the_secret_points_run_on_every_budget_and_are_not_sampled() -> None:
     space = FaultSpace(deltas=(3, 5), tool_calls=2)
-    assert [str(p) for p in space.secret_points()] == ["secret@tool1", "secret@request2"]
-    assert all(point.kind != "secret" for point in space.points())
-    assert FaultSpace(deltas=(4,), tool_calls=0).secret_points() == [parse_point("secret@request1")]
+    assert [str(p) for p in space.secret_points()] == [
+        "secret@tool1",
+        "secret@request2",
+        "secret-error@request1",
+    ]
+    assert all(not point.kind.startswith("secret") for point in space.points())
+    assert FaultSpace(deltas=(4,), tool_calls=0).secret_points() == [
+        parse_point("secret@request1"),
+        parse_point("secret-error@request1"),
+    ]
 
 
 def test_planted_credentials_are_ones_the_redaction_masks_and_the_scan_finds() -> None:
@@ -82,8 +91,10 @@ def test_todays_stack_writes_no_planted_credential_anywhere(
     seen = _scanned(monkeypatch)
     grid = _sweep(str(TOOL), provider=provider)
     grid.results += _sweep(_answer_point(provider), provider=provider).results
+    grid.results += _sweep(str(ERROR), provider=provider).results
     assert _breaches(grid) == []
-    tool_run, answer_run = seen
+    assert grid.results[-1].outcome == "turn 1: error/invalid_request"  # the error reached it
+    tool_run, answer_run, error_run = seen
     for artifacts in seen:  # the run recorded what `nav agent` writes
         names = set(artifacts)
         assert {"capture provider.yaml", "capture turns.jsonl", "capture meta.json"} <= names
@@ -91,10 +102,16 @@ def test_todays_stack_writes_no_planted_credential_anywhere(
     assert "capture tools.jsonl" in tool_run and "[redacted]" in tool_run["capture tools.jsonl"]
     assert "[redacted]" in answer_run["capture provider.yaml"]
     assert "[redacted]" in answer_run["sessions.db"]
+    assert "quotes credentials" in error_run["error texts"]
 
 
 def _identity(text: Any, *args: Any, **kwargs: Any) -> Any:
     return text
+
+
+def _cut_only(text: str, limit: int) -> str:
+    """An error text shortened but not redacted."""
+    return text[:limit]
 
 
 def _pieces_one_by_one(pieces: list[str], **kwargs: Any) -> list[str]:
@@ -128,6 +145,12 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any], str, str]] = {
         "answer",
         "capture provider.yaml",
     ),
+    "clipped error text unredacted": (
+        "navagent.gateway.errors.clip",
+        _cut_only,
+        "error",
+        "error texts",
+    ),
 }
 
 
@@ -136,7 +159,7 @@ def test_a_write_path_that_skips_redaction_fails_the_sweep_naming_the_artifact(
     monkeypatch: pytest.MonkeyPatch, defect: str
 ) -> None:
     target, replacement, where, artifact = DEFECTS[defect]
-    point = str(TOOL) if where == "tool" else _answer_point()
+    point = {"tool": str(TOOL), "error": str(ERROR)}.get(where) or _answer_point()
     monkeypatch.setattr(target, replacement)
     breaches = _breaches(_sweep(point))
     leaks = [text for text in breaches if text.startswith(f"{point}: {artifact} line ")]
