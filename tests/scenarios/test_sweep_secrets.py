@@ -50,9 +50,11 @@ def _scanned(monkeypatch: pytest.MonkeyPatch) -> list[Mapping[str, str]]:
     """Every artifact set the invariant scanned (a spy on the scan)."""
     seen: list[Mapping[str, str]] = []
 
-    def spy(artifacts: Mapping[str, str], planted: Sequence[PlantedSecret]) -> list[str]:
+    def spy(
+        artifacts: Mapping[str, str], planted: Sequence[PlantedSecret], **options: bool
+    ) -> list[str]:
         seen.append(dict(artifacts))
-        return written_leaks(artifacts, planted)
+        return written_leaks(artifacts, planted, **options)
 
     monkeypatch.setattr(_invariants, "written_leaks", spy)
     return seen
@@ -82,6 +84,20 @@ def test_planted_credentials_are_ones_the_redaction_masks_and_the_scan_finds() -
     assert leaks.endswith(f"; and {len(planted) - 3} more")
     for secret in planted:  # a finding never shows the value
         assert not any(part in leaks for part in secret.parts)
+
+
+def test_a_fragment_counts_only_in_text_the_stack_alone_handled() -> None:
+    planted = plant(7)
+    keyword = next(s for s in planted if s.kind == "a secret assigned to a keyword")
+    # The simulated model quoting a tool's line cut at a table column: not a credential
+    # any more (the keyword is gone), and the redaction promises nothing for it.
+    mangled = f"py-worker (Provisioning), [1772644940.1 (ASSWORD={keyword.parts[0]})"
+    assert written_leaks({"turns": mangled}, planted, fragments=False) == []
+    # The same in the model's planted answer or an error: only the stack handled that text.
+    (leak,) = written_leaks({"turns": mangled}, planted)
+    assert "a planted credential (a secret assigned to a keyword)" in leak
+    whole = f"[env] {keyword.text}"  # as the tool printed it: found either way
+    assert written_leaks({"turns": whole}, planted, fragments=False)
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])
