@@ -131,3 +131,49 @@ async def test_a_nav_sim_that_cannot_run_fails_the_replay_with_the_reason(
     assert result.reason.startswith(
         f"{folder / 'providers.yaml'}: cannot run {tmp_path / 'no-nav-sim'}"
     )
+
+
+def _bare_name_as_path(value: str, origin: str, search_path: str | None) -> Path:
+    """The planted defect: `_lookup` treats a bare `NAV_AGENT_CLI` name as a path."""
+    from navagent.core import nav_cli
+
+    return nav_cli._executable(Path(value).expanduser(), origin)
+
+
+def test_the_tools_cli_is_found_as_nav_agent_finds_it_by_a_bare_name(tmp_path: Path) -> None:
+    fresh = SimulatedCluster()
+    run = fresh.prepare(ClusterSpec(), tmp_path)
+    assert run.binary == fresh.binary.absolute()
+    assert fresh.executor.binary == run.binary  # later commands still run in process
+
+
+async def test_a_bare_name_taken_for_a_path_fails_every_replay_naming_nav_agent_cli(
+    copy_case, monkeypatch
+) -> None:
+    """The sampled survivor's class: `_lookup` no longer searches PATH for a bare name."""
+    from navagent.core import nav_cli
+    from navagent.fixtures.harness import load_scenario, replay_scenario
+
+    folder = copy_case("providers", providers=("openai",))
+    monkeypatch.setattr(nav_cli, "_lookup", _bare_name_as_path)
+    result = await replay_scenario(
+        load_scenario(folder / "providers.yaml"), "openai", cluster=SimulatedCluster()
+    )
+    assert not result.passed
+    assert "the tools' CLI lookup failed: NAV_AGENT_CLI: nav-sim does not exist" in result.reason
+
+
+async def test_a_lookup_that_ignores_nav_agent_cli_fails_every_replay(
+    copy_case, monkeypatch
+) -> None:
+    """Another of the class: `resolve_nav_cli` reads another variable, so `nav` on PATH wins."""
+    from navagent.core import nav_cli
+    from navagent.fixtures.harness import load_scenario, replay_scenario
+
+    folder = copy_case("providers", providers=("openai",))
+    monkeypatch.setattr(nav_cli, "NAV_AGENT_CLI_ENV", "NAV_CLI")
+    result = await replay_scenario(
+        load_scenario(folder / "providers.yaml"), "openai", cluster=SimulatedCluster()
+    )
+    assert not result.passed
+    assert "the tools' CLI lookup of 'nav-sim' found" in result.reason

@@ -79,7 +79,8 @@ def test_a_malformed_point_says_which_forms_work(text: str) -> None:
 def test_the_space_has_every_fault_at_every_position() -> None:
     space = FaultSpace(deltas=(2, 0), tool_calls=1)
     points = space.points()
-    assert len(points) == 2 * len(REQUEST_FAULTS) + 2 * len(STREAM_FAULTS) + len(TOOL_FAULTS)
+    requests, tools = len(REQUEST_FAULTS) - 2, len(TOOL_FAULTS) - 1  # the secret ones: not here
+    assert len(points) == 2 * requests + 2 * len(STREAM_FAULTS) + tools
     assert len(set(points)) == len(points)
     assert all(space.contains(point) for point in points)
     assert not space.contains(FaultPoint("stream", 2, "reset", 1))  # request 2 has no delta
@@ -156,11 +157,11 @@ def test_a_small_sweep_of_todays_agent_is_clean() -> None:
     grid = sweep_grid(job, SweepOptions(budget=4, seed=1, invariants=dict(INVARIANTS)))  # type: ignore[arg-type]
     assert grid.error == ""
     assert grid.space is not None and grid.space.tool_calls == 3
-    assert len(grid.results) == 5  # the baseline and four sampled points
+    assert len(grid.results) == 8  # the baseline, four sampled points, the three secret ones
     assert grid.violations == []
     text = grid_text(grid)
     assert "a point of each fault kind, then sampled by hypothesis, seed 1" in text
-    assert summary_line([grid]).startswith("sweep: 1 scenario x format, 4 points, 0 violations")
+    assert summary_line([grid]).startswith("sweep: 1 scenario x format, 7 points, 0 violations")
 
 
 def _leaky_complete(monkeypatch: pytest.MonkeyPatch) -> None:
