@@ -168,7 +168,7 @@ def test_the_command_reports_a_gap_when_the_scenario_that_closed_it_is_removed(
     assert both.exit_code == 1  # gaps are a failure, as in CI
     assert "sandbox_logs.lines           NOT EXERCISED: no scenario" in one.output
     assert "sandbox_logs                 NOT EXERCISED: no scenario" in one.output
-    assert one.output.splitlines()[-1].startswith("5 of 21 exercised on 1 format; never: ")
+    assert one.output.splitlines()[-1].startswith("5 of 22 exercised on 1 format; never: ")
     assert one.exit_code == 1
 
 
@@ -220,5 +220,6 @@ def test_the_plugin_sums_up_coverage_in_one_line(
     summary = [line for line in result.outlines if line.startswith("nav scenarios coverage:")]
     assert len(summary) == 1
     assert (
-        "exercised on 4 formats; never: openai cluster_status, openai sandbox_list" in (summary[0])
+        "exercised on 4 formats; never: openai reasoning_content, openai reasoning_details,"
+        " openai cluster_status" in (summary[0])
     )
