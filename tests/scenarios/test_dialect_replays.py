@@ -19,10 +19,11 @@ import pytest
 from navagent.core.events import ToolCallStart
 from navagent.core.wire_formats import wire_format
 from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
+from navagent.fixtures.harness.cassettes._cassette import load_cassette
 from navagent.gateway.anthropic import request as anthropic_request
 from navagent.gateway.openai import request as openai_request
 from navagent.gateway.openai import stream as openai_stream
-from tests.scenarios.conftest import CopyCase
+from tests.scenarios.conftest import CASSETTES, CopyCase
 
 
 def _translator(provider: str) -> Any:
@@ -183,3 +184,11 @@ async def test_a_defect_in_a_dialect_path_fails_the_replay(
     assert not result.passed
     for text in expected:
         assert text in result.report, result.report
+
+
+def test_route_options_are_recorded_for_the_chat_completions_route_only() -> None:
+    def echo(provider: str) -> str | None:
+        return load_cassette(CASSETTES / provider / "reasoning-dialects.yaml").source.reasoning_echo
+
+    assert echo("openai") == "reasoning_content"  # the replay's route echoes the same way
+    assert echo("openai-responses") is None and echo("anthropic") is None
