@@ -286,7 +286,7 @@ def coverage(
         seen.add_format(job.provider)
     for result in results:
         if result.passed and result.transcript is not None:
-            seen.add(result.job.provider, result.transcript)
+            seen.add(result.job.provider, result.transcript, result.job.cassette)
     for line in seen.render():
         _echo(line)
     failed = [result for result in results if not result.passed]

@@ -47,6 +47,7 @@ __all__ = [
     "ROUTE_PROTOCOLS",
     "WIRE_FORMATS",
     "UnknownWireFormatError",
+    "WireDialect",
     "WireFormat",
     "WireFormatId",
     "formats_with",
@@ -54,6 +55,16 @@ __all__ = [
     "streamed_text",
     "wire_format",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class WireDialect:
+    """One server's variant of a format's stream (a recorded response shows it)."""
+
+    name: str
+    """As `nav scenario coverage` prints it: `reasoning_content`."""
+    description: str
+    """Who sends it and what it looks like, in a line."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +142,10 @@ class WireFormat:
     a key. A recording's redaction joins the strings at one such path, event
     after event, and redacts them as one text, so a secret the model wrote
     across two events is still masked (`navagent.fixtures.harness.cassettes._body_redaction`)."""
+    dialects: tuple[WireDialect, ...] = ()
+    """Shapes some servers of this format stream and others do not, each with a
+    translator path of its own (`nav scenario coverage` lists which a team's
+    recordings replay; the simulator produces each, see scenarios/README)."""
     model_in_path: bool = field(init=False)
     """The model travels in the URL (`{model}` in `path`), not in the body."""
 
@@ -201,6 +216,16 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 # Text, reasoning (`reasoning`, `reasoning_content`, `reasoning_details`)
                 # and tool-call arguments.
                 stream_text=("choices[].delta.**",),
+                dialects=(
+                    WireDialect(
+                        "reasoning_content",
+                        "DeepSeek, vLLM: reasoning as `delta.reasoning_content` pieces",
+                    ),
+                    WireDialect(
+                        "reasoning_details",
+                        "OpenRouter: `delta.reasoning_details` fragments merged by index, signed",
+                    ),
+                ),
             ),
             WireFormat(
                 id="openai-responses",
@@ -224,6 +249,16 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 # `response.output_text.delta`, `...reasoning_summary_text.delta`,
                 # `...function_call_arguments.delta`: each event's `delta`.
                 stream_text=("delta",),
+                dialects=(
+                    WireDialect(
+                        "reasoning_text",
+                        "gpt-oss on compatible servers: raw `response.reasoning_text.delta`",
+                    ),
+                    WireDialect(
+                        "reencrypted_reasoning",
+                        "gpt-5, o-series: `response.completed` re-encrypts each reasoning item",
+                    ),
+                ),
             ),
             WireFormat(
                 id="anthropic",
@@ -245,6 +280,12 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 signs_thinking=True,
                 # `content_block_delta`: `text`, `thinking`, `partial_json`.
                 stream_text=("delta.**",),
+                dialects=(
+                    WireDialect(
+                        "redacted_thinking",
+                        "thinking the safety systems redacted: `redacted_thinking` blocks",
+                    ),
+                ),
             ),
             WireFormat(
                 id="gemini",

@@ -200,7 +200,8 @@ def test_cassette_and_transcript_folders_are_the_registered_formats() -> None:
     assert {path.name for path in (ROOT / "fixtures" / "sse").iterdir()} == set(FORMAT_IDS)
     for scenario in discover_scenarios([ROOT / "scenarios"]):
         for row in ROWS:
-            assert cassette_path(ROOT / "cassettes", row.id, scenario.id).is_file()
+            recorded = cassette_path(ROOT / "cassettes", row.id, scenario.id).is_file()
+            assert recorded == (row.id in scenario.formats), (scenario.id, row.id)
 
 
 def test_cassettes_keep_each_formats_request_id_and_version_headers() -> None:

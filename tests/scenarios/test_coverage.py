@@ -12,7 +12,14 @@ from navagent.cli.app import app
 from navagent.core.events import Usage
 from navagent.core.tools import TOOLS_BY_NAME
 from navagent.core.wire_formats import CAPABILITIES, FORMAT_IDS, WIRE_FORMATS
-from navagent.fixtures.harness.replay._coverage import Coverage, CoverageItem, exercised, expected
+from navagent.fixtures.harness.replay._coverage import (
+    DIALECTS,
+    Coverage,
+    CoverageItem,
+    dialects_in,
+    exercised,
+    expected,
+)
 from navagent.fixtures.harness.scenarios._transcript import (
     TextStep,
     ThinkingStep,
@@ -40,6 +47,29 @@ def test_a_format_can_exercise_its_own_features_and_every_tool_and_option() -> N
     assert item("tool option:sandbox_logs.lines") in expected("openai")
     assert item("tool option:sandbox_create.image") in expected("gemini")
     assert item("feature:names_calls") not in expected("gemini")  # the gateway names them
+
+
+def test_every_registry_dialect_has_a_detector_and_is_expected_of_its_format() -> None:
+    names = [dialect.name for row in WIRE_FORMATS.values() for dialect in row.dialects]
+    assert sorted(names) == sorted(DIALECTS)
+    assert item("dialect:reasoning_content") in expected("openai")
+    assert item("dialect:reasoning_content") not in expected("anthropic")
+
+
+def test_a_dialect_counts_only_where_the_recorded_responses_show_it() -> None:
+    shown = {
+        (path.parent.name, path.stem): sorted(i.name for i in dialects_in(path, path.parent.name))
+        for path in CASSETTES.glob("*/*.yaml")
+    }
+
+    assert {key: names for key, names in shown.items() if names} == {
+        ("openai", "reasoning-dialects"): ["reasoning_content"],
+        ("openai", "reasoning-details"): ["reasoning_details"],
+        ("openai-responses", "reasoning-dialects"): ["reasoning_text"],
+        ("openai-responses", "reasoning-details"): ["reencrypted_reasoning"],
+        ("anthropic", "reasoning-dialects"): ["redacted_thinking"],
+    }
+    assert dialects_in(CASSETTES / "openai" / "no-such.yaml", "openai") == set()
 
 
 def test_what_a_transcript_exercises_is_what_the_user_saw() -> None:
@@ -85,8 +115,8 @@ def test_the_summary_names_the_gaps_or_says_there_are_none() -> None:
     coverage.add_items("openai", "b", everything[-1:])
     assert coverage.gaps() == {}
     assert coverage.summary() == (
-        "nav scenarios coverage: every registry feature, tool and tool option exercised on 1"
-        f" format ({len(everything)} of {len(everything)})"
+        "nav scenarios coverage: every registry feature, dialect, tool and tool option exercised"
+        f" on 1 format ({len(everything)} of {len(everything)})"
     )
 
     partial = Coverage()
@@ -138,7 +168,7 @@ def test_the_command_reports_a_gap_when_the_scenario_that_closed_it_is_removed(
     assert both.exit_code == 1  # gaps are a failure, as in CI
     assert "sandbox_logs.lines           NOT EXERCISED: no scenario" in one.output
     assert "sandbox_logs                 NOT EXERCISED: no scenario" in one.output
-    assert one.output.splitlines()[-1].startswith("5 of 21 exercised on 1 format; never: ")
+    assert one.output.splitlines()[-1].startswith("5 of 22 exercised on 1 format; never: ")
     assert one.exit_code == 1
 
 
@@ -164,7 +194,7 @@ def test_this_repository_leaves_nothing_unexercised(monkeypatch: pytest.MonkeyPa
 
     assert "NOT EXERCISED" not in result.output
     assert result.output.splitlines()[-1].startswith(
-        "every registry feature, tool and tool option exercised on 4 formats"
+        "every registry feature, dialect, tool and tool option exercised on 4 formats"
     )
     assert result.exit_code == 0
 
@@ -190,5 +220,6 @@ def test_the_plugin_sums_up_coverage_in_one_line(
     summary = [line for line in result.outlines if line.startswith("nav scenarios coverage:")]
     assert len(summary) == 1
     assert (
-        "exercised on 4 formats; never: openai cluster_status, openai sandbox_list" in (summary[0])
+        "exercised on 4 formats; never: openai reasoning_content, openai reasoning_details,"
+        " openai cluster_status" in (summary[0])
     )

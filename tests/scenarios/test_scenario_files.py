@@ -331,3 +331,14 @@ def test_a_capability_stands_for_every_format_that_has_it() -> None:
     expect = parse_scenario(text, source="x.yaml").turns[0].expect
     assert expect.thinking == formats_with("reasons")
     assert expect.cached == formats_with("caches_prompts")
+
+
+def test_route_options_are_the_routes_file_values_and_a_typo_names_them() -> None:
+    text = VALID.replace("turns:", "route_options:\n  reasoning_echo: reasoning_content\nturns:")
+    scenario = parse_scenario(text, source="scenarios/sample.yaml")
+    assert scenario.route_options.reasoning_echo == "reasoning_content"
+    assert scenario.route_options.think_tags is None
+
+    (problem,) = problems(text.replace("reasoning_content", "reasoning_contents"))
+    assert problem.startswith("scenarios/sample.yaml:4: route_options.reasoning_echo: ")
+    assert "'reasoning_details', 'reasoning_content' or 'none'" in problem
