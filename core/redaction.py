@@ -750,6 +750,8 @@ def _shape_spans(shape: Shape, data: bytes) -> list[tuple[str, int, int]]:
             break
         end_of_match = match.end()
         position = end_of_match if end_of_match > match.start() else end_of_match + 1
+        if end_of_match - 1 > match.start() and data[end_of_match - 1] == 0x0D:
+            position = end_of_match - 1  # a lone CR that ended this line also starts the next
         if shape.after and end_of_match < size and data[end_of_match] in shape.after:
             position = _run_end(data, end_of_match, shape.after)
             continue

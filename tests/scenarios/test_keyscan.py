@@ -156,6 +156,7 @@ _FRAGMENTS = st.sampled_from(
     separator=st.sampled_from(["\n", "\r\n", "\r"]),
 )
 @example(lines=["", "authorization:"], separator="\r")  # a header key after a lone CR
+@example(lines=["authorization:", "authorization:"], separator="\r")  # one CR ends and starts
 @example(lines=["authorization:", "  secret-value"], separator="\r\n")
 def test_the_whole_text_check_skips_nothing_the_line_scan_finds(
     lines: list[str], separator: str
