@@ -749,9 +749,7 @@ def _shape_spans(shape: Shape, data: bytes) -> list[tuple[str, int, int]]:
         if match is None:
             break
         end_of_match = match.end()
-        position = end_of_match if end_of_match > match.start() else end_of_match + 1
-        if end_of_match - 1 > match.start() and data[end_of_match - 1] == 0x0D:
-            position = end_of_match - 1  # a lone CR that ended this line also starts the next
+        position = _search_on(data, match.start(), end_of_match)
         if shape.after and end_of_match < size and data[end_of_match] in shape.after:
             position = _run_end(data, end_of_match, shape.after)
             continue
@@ -777,6 +775,17 @@ def _shape_spans(shape: Shape, data: bytes) -> list[tuple[str, int, int]]:
         if last > first and data[first:last] not in _MASKS:
             found.append((shape.kind, first, last))
     return found
+
+
+def _search_on(data: bytes, start: int, end: int) -> int:
+    """Where the search goes on after a match of `data[start:end]`.
+
+    Past it, one byte on for an empty one, and on its last byte when that is
+    a CR: a lone CR that ended one header line also starts the next.
+    """
+    if end == start:
+        return end + 1
+    return end - 1 if end - 1 > start and data[end - 1] == 0x0D else end
 
 
 def _run_end(data: bytes, position: int, chars: frozenset[int]) -> int:
