@@ -23,8 +23,11 @@ import pytest
 from pydantic import ValidationError
 
 from navagent.core import _tool_args, agent, history, private_files, sessions, tools
-from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
+from navagent.fixtures.harness import SimulatedCluster, load_scenario, plan_replays, replay_scenario
+from navagent.fixtures.harness.faults._invariants import INVARIANTS
+from navagent.fixtures.harness.faults._space import parse_point
 from navagent.fixtures.harness.scenarios._model import Scenario
+from navagent.fixtures.harness.sweep._run import SweepOptions, sweep_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -406,3 +409,16 @@ async def test_an_arguments_defect_fails_the_replay(
     plant(monkeypatch, owner, name, old, new, into=into[0] if into else None)
     problems = await _replay(scenario, "openai", cluster)
     assert _found(problems, "differs from the cassette"), problems
+
+
+# --- the sweep, on a cancelled turn ------------------------------------------------------
+
+
+@pytest.mark.parametrize("point", ["reset@request5+4", "http-429@request1"])
+def test_a_cancelled_completion_breaks_no_invariant_under_a_fault(point: str) -> None:
+    """A completion the user cancelled ends without a terminal event, and a cut after the
+    cancel never reaches the client: neither is a breach (the sweep found both)."""
+    (job,) = plan_replays([load_scenario(SCENARIOS / "retry-and-cancel.yaml")], ["openai"])
+    options = SweepOptions(points=(parse_point(point),), budget=100, invariants=dict(INVARIANTS))
+    grid = sweep_grid(job, options)
+    assert not grid.error and not grid.violations, [r.breaches for r in grid.violations]
