@@ -14,7 +14,6 @@ message.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -163,6 +162,7 @@ class AgentSession:
         self._target = record_target or RecordTarget(Path("scenarios"), Path("cassettes"))
         self._compact_next = False
         self._resume_next = False
+        self._retry_next = False
         self.resumed: tuple[Message, ...] = ()
         """The history the conversation started from (empty when new)."""
         if session is not None and store is not None:
@@ -225,15 +225,12 @@ class AgentSession:
         capture = self.capture
         if capture is None:
             return await self.agent.run_turn(text, steering=steering)
-        capture.start_turn(text, compact=self._compact_next, resume=self._resume_next)
-        self._compact_next = self._resume_next = False
-        try:
+        capture.start_turn(
+            text, compact=self._compact_next, resume=self._resume_next, retry=self._retry_next
+        )
+        self._compact_next = self._resume_next = self._retry_next = False
+        try:  # a cancel is kept as where it happened (the capture's `cancel_after_chars`)
             return await self.agent.run_turn(text, steering=capture.steering(steering))
-        except asyncio.CancelledError:
-            capture.note_problem(
-                f"the turn {text[:40]!r} was cancelled mid-way, which a replay cannot repeat"
-            )
-            raise
         finally:
             session = self.session
             await capture.end_turn(
@@ -265,10 +262,7 @@ class AgentSession:
     def undo_last_turn(self) -> str:
         """Take the last exchange back, in memory and saved (see `Agent.undo_last_turn`)."""
         text = self.agent.undo_last_turn()
-        if self.capture is not None:
-            self.capture.note_problem(
-                f"the turn {text[:40]!r} was taken back by /retry, which a replay cannot repeat"
-            )
+        self._retry_next = True  # the turn the REPL sends next is the retry (`retry: true`)
         return text
 
     def list_sessions(self, *, limit: int | None = None) -> list[SessionSummary]:

@@ -133,6 +133,11 @@ class WireFormat:
     names_calls: bool = True
     """The API gives every tool call an id; where it does not (Gemini), the
     gateway derives one from the response id and the call's position."""
+    malformed_arguments: bool = True
+    """The API hands a tool call's arguments over as unchecked text (OpenAI's
+    `arguments` string), so a model's malformed JSON reaches the agent; where they
+    are a JSON object the API checked (Anthropic's `input`, Gemini's `args`), they
+    can be wrong but never malformed (the gateway refuses a stream that breaks that)."""
     signs_thinking: bool = False
     """Reasoning comes with an opaque signature or sealed state that must go back
     on the next request unchanged."""
@@ -278,6 +283,7 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 request_id_header="request-id",
                 reasons=True,
                 signs_thinking=True,
+                malformed_arguments=False,
                 # `content_block_delta`: `text`, `thinking`, `partial_json`.
                 stream_text=("delta.**",),
                 dialects=(
@@ -306,6 +312,7 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                 error_fields=("status",),
                 event_line_ending="\r\n",
                 names_calls=False,
+                malformed_arguments=False,
                 reasons=True,
                 signs_thinking=True,
                 # Every event is a whole response with the next piece of each part.

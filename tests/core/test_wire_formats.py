@@ -199,9 +199,9 @@ def test_cassette_and_transcript_folders_are_the_registered_formats() -> None:
     assert {path.name for path in (ROOT / "cassettes").iterdir() if path.is_dir()} == folders
     assert {path.name for path in (ROOT / "fixtures" / "sse").iterdir()} == set(FORMAT_IDS)
     for scenario in discover_scenarios([ROOT / "scenarios"]):
-        for row in ROWS:
-            recorded = cassette_path(ROOT / "cassettes", row.id, scenario.id).is_file()
-            assert recorded == (row.id in scenario.formats), (scenario.id, row.id)
+        for row in ROWS:  # every format the scenario is for has its cassette, no other
+            cassette = cassette_path(ROOT / "cassettes", row.id, scenario.id)
+            assert cassette.is_file() == (row.id in scenario.formats), cassette
 
 
 def test_cassettes_keep_each_formats_request_id_and_version_headers() -> None:

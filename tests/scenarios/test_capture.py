@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -22,9 +22,11 @@ import yaml
 
 from navagent.cli.conversation import AgentSession, RecordTarget
 from navagent.cli.demo import DemoStack
-from navagent.core.agent import Agent, ConversationRecorder
+from navagent.core.agent import INTERRUPTED_MARK, Agent, ConversationRecorder
+from navagent.core.agent_events import AgentEvent, ToolStarted
 from navagent.core.chat_client import GrpcChatClient
-from navagent.core.messages import Message, ToolCall
+from navagent.core.events import TextDelta
+from navagent.core.messages import AssistantMessage, Message, ToolCall
 from navagent.core.nav_cli import NavToolRunner
 from navagent.core.prompts import default_system_prompt
 from navagent.core.sessions import SessionStore
@@ -47,6 +49,9 @@ class Session:
 
     def __init__(self, tmp_path: Path, demo: DemoStack, transport: CassetteTransport) -> None:
         self.answers: list[bool] = []
+        self.on_event: Callable[[AgentEvent], None] = lambda _event: None
+        """Sees every agent event (a test cancels the turn from here, as Ctrl-C would)."""
+        self.turn: asyncio.Task[object] | None = None
         self.capture = SessionCapture(
             tmp_path / "recordings",
             kind="simulated",
@@ -77,7 +82,7 @@ class Session:
                 runner,
                 system_prompt=default_system_prompt("demo"),
                 tools=TOOLS,
-                sink=self.capture.sink(lambda _event: None),
+                sink=self.capture.sink(lambda event: self.on_event(event)),
                 history=history,
                 recorder=recorder,
             )
@@ -93,8 +98,20 @@ class Session:
 
 @pytest.fixture
 async def session(tmp_path: Path) -> AsyncIterator[Session]:
+    async for made in _session(tmp_path, pacing_ms=0):
+        yield made
+
+
+@pytest.fixture
+async def paced(tmp_path: Path) -> AsyncIterator[Session]:
+    """The demo's model pacing its tokens, so a cancel lands between two of them."""
+    async for made in _session(tmp_path, pacing_ms=20):
+        yield made
+
+
+async def _session(tmp_path: Path, *, pacing_ms: int) -> AsyncIterator[Session]:
     transport = CassetteTransport(upstream_transport(httpx.Limits()))
-    async with DemoStack(pacing_ms=0, transport=transport) as demo:
+    async with DemoStack(pacing_ms=pacing_ms, transport=transport) as demo:
         made = Session(tmp_path, demo, transport)
         await made.conversation.start()
         yield made
@@ -141,19 +158,78 @@ async def test_answers_typed_lines_and_a_compaction_become_the_scenario(
     assert not replay.passed
 
 
-async def test_a_cancelled_turn_is_kept_but_cannot_become_a_scenario(session: Session) -> None:
+def _cancel_on(session: Session, when: Callable[[AgentEvent], bool]) -> list[str]:
+    """Ctrl-C at the first event `when` accepts; returns the answer text shown meanwhile."""
+    shown: list[str] = []
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, TextDelta):
+            shown.append(event.text)
+        if when(event) and session.turn is not None and not session.turn.cancelling():
+            session.turn.cancel()
+
+    session.on_event = on_event
+    return shown
+
+
+async def _send_cancelled(session: Session, text: str) -> None:
+    session.turn = asyncio.create_task(session.conversation.send(text))
+    with pytest.raises(asyncio.CancelledError):
+        await session.turn
+    session.on_event = lambda _event: None
+
+
+async def test_a_turn_cancelled_while_its_tools_ran_is_kept_but_cannot_become_a_scenario(
+    session: Session,
+) -> None:
     conversation = session.conversation
     await conversation.send("list my sandboxes")
-    turn = asyncio.create_task(conversation.send("why is gpu-trainer failing? show its logs"))
-    await asyncio.sleep(0.05)
-    turn.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await turn
+    _cancel_on(session, lambda event: isinstance(event, ToolStarted))
+    await _send_cancelled(session, "why is gpu-trainer failing? show its logs")
     conversation.record_as("cancelled")
     result = await conversation.close()
     assert isinstance(result, ExportError)
-    assert "was cancelled mid-way, which a replay cannot repeat" in str(result)
+    assert "was cancelled before any answer text was shown or while its tools ran" in str(result)
     assert session.capture.folder is None  # ended; the capture itself is kept on disk
+
+
+async def test_a_turn_cancelled_mid_answer_becomes_a_cancel_step(paced: Session) -> None:
+    """Ctrl-C after the second piece of the answer: `cancel: {after_chars: N}`, replayed."""
+    session = paced
+    conversation = session.conversation
+    pieces = 0
+
+    def second_piece(event: AgentEvent) -> bool:
+        nonlocal pieces
+        pieces += isinstance(event, TextDelta) and bool(event.text)
+        return pieces >= 2
+
+    shown = _cancel_on(session, second_piece)
+    await _send_cancelled(session, "what can you do?")
+    kept = conversation.agent.history[-1]  # the next request carries it: the replay checks
+    assert kept == AssistantMessage(content="".join(shown) + INTERRUPTED_MARK)
+    await conversation.send("list my sandboxes")
+    conversation.record_as("cancelled")
+    result = await conversation.close()
+    assert isinstance(result, ExportResult), result
+    assert result.replay.passed, result.replay.report
+    first, second = yaml.safe_load(result.scenario.read_text("utf-8"))["turns"]
+    assert first["cancel"] == {"after_chars": len("".join(shown))}
+    assert first["expect"]["finish"] == "cancelled" and "cancel" not in second
+
+
+async def test_a_retry_becomes_a_retry_step(session: Session) -> None:
+    conversation = session.conversation
+    await conversation.send("show me dev-box")
+    assert conversation.undo_last_turn() == "show me dev-box"
+    await conversation.send("show me dev-box")  # what the REPL sends after /retry
+    conversation.record_as("retried")
+    result = await conversation.close()
+    assert isinstance(result, ExportResult), result
+    assert result.replay.passed, result.replay.report
+    first, second = yaml.safe_load(result.scenario.read_text("utf-8"))["turns"]
+    assert first["user"] == second["user"] == "show me dev-box"
+    assert second["retry"] is True and "retry" not in first
 
 
 async def test_recording_without_the_gateway_in_process_is_refused(tmp_path: Path) -> None:

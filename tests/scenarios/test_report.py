@@ -43,6 +43,18 @@ def test_requests_are_placed_in_their_turn_walking_forward() -> None:
     assert request_turns(scenario, bodies) == [1, 2, 2, 3]
 
 
+def test_a_retried_turn_starts_where_its_first_request_is_sent_again() -> None:
+    scenario = parse_scenario(
+        "id: r\ndescription: d\nturns:\n  - user: hi\n  - user: hi\n    retry: true\n"
+        "  - user: bye\n",
+        source="r.yaml",
+    )
+    first = _body("hi")
+    follow_up = {"messages": [{"role": "user", "content": "hi"}, {"role": "tool"}]}
+    bodies = [first, follow_up, first, follow_up, _body("hi", "bye")]
+    assert request_turns(scenario, bodies) == [1, 1, 2, 2, 3]
+
+
 def test_a_user_message_is_found_as_it_is_escaped_in_json() -> None:
     scenario = parse_scenario(
         "id: q\ndescription: d\nturns:\n  - user: hi\n  - user: 'say \"Überprüfung\"'\n",
