@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import random
 import signal
 import socket
 from collections.abc import Awaitable, Callable
@@ -121,13 +122,15 @@ class Gateway:
         reuse_port: bool = False,
         callers: CallerTable | None | Literal["from settings"] = "from settings",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         """Set up the servicer; `slots`, `reuse_port` and `callers` are for supervised workers.
 
         A worker (`navagent.gateway.workers`) counts its streams in slots
         shared across workers, shares the listening port with them, and is
         handed its callers by the supervisor instead of reading the file.
-        `sleep` waits out the retry back-off (the fault sweep skips the wait).
+        `sleep` waits out the retry back-off (the fault sweep skips the wait), and
+        `rng` draws its jitter (the sweep draws the top, to check the bound).
         """
         self.settings = settings
         self.routes = routes
@@ -151,6 +154,7 @@ class Gateway:
             Upstream(self._http, timeouts=timeouts),
             policy=RetryPolicy(attempts_per_route=settings.attempts_per_route),
             sleep=sleep,
+            rng=rng,
         )
         self.service = ChatService(
             self.dispatcher,
