@@ -4,7 +4,9 @@ Each check is shown failing on a planted defect of its class that the sweep
 let through before (issue 42): a back-off twice too long (or none), a
 `retry-after` ignored, a failover after too few attempts, an error text that
 claims a refused key for a 429 or loses the provider's words, a translator
-that takes an event's JSON with junk after it or fails on an unknown event.
+that takes an event's JSON with junk after it or fails on an unknown event, a
+gateway that retries a refused key instead of failing over (an ordinary
+replay of `failover-after-auth`).
 """
 
 from __future__ import annotations
@@ -13,20 +15,26 @@ import asyncio
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from navagent.core.events import StreamEvent
 from navagent.fixtures.harness import load_scenario, plan_replays, replay_scenario
-from navagent.fixtures.harness.faults._backoff import Attempt, TopOfJitter, expected_waits
+from navagent.fixtures.harness.faults._backoff import (
+    Attempt,
+    TopOfJitter,
+    expected_route,
+    expected_waits,
+)
 from navagent.fixtures.harness.faults._fault_contract import message_breaches, promise
 from navagent.fixtures.harness.faults._invariants import INVARIANTS
 from navagent.fixtures.harness.faults._space import FaultPoint, parse_point
 from navagent.fixtures.harness.sweep._run import GridResult, SweepOptions, sweep_grid
 from navagent.gateway import dispatch, upstream
 from navagent.gateway.protocols import ChatProtocol
-from navagent.gateway.routes import Route
+from navagent.gateway.routes import Route, RouteTable
 from navagent.gateway.sse import SSEEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -316,3 +324,47 @@ def test_the_sweep_fails_a_translator_that_fails_on_an_unknown_event(
         "turn 1 ended error/upstream_unavailable (fault-free: answered)"
         in (found["fault-contract"])
     )
+
+
+# -- failover in an ordinary replay --------------------------------------------------------
+
+
+def _replay_failover() -> list[str]:
+    scenario = load_scenario(ROOT / "scenarios" / "failover-after-auth.yaml")
+    return list(asyncio.run(replay_scenario(scenario, "anthropic")).problems)
+
+
+def test_a_replay_fails_a_gateway_that_stops_failing_over_after_a_refused_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _replay_failover() == []
+    original = RouteTable.candidates
+    monkeypatch.setattr(RouteTable, "candidates", lambda self, hint: original(self, hint)[:1])
+    assert "request 2 in the cassette was never sent by the replay" in _replay_failover()
+
+
+def test_a_replay_fails_a_gateway_that_retries_a_refused_key_on_its_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    original = dispatch.Dispatcher._retry_delay
+
+    def retry_auth(self: dispatch.Dispatcher, failure: Any, attempt: int) -> float | None:
+        if failure.error.code == "auth" and attempt < 3:
+            return 0.01  # the recorded answer is next in the cassette: the turn still answers
+        return original(self, failure, attempt)
+
+    monkeypatch.setattr(dispatch.Dispatcher, "_retry_delay", retry_auth)
+    assert _replay_failover() == [
+        "[failover-path] completion 1: the recording answered its attempts with HTTP 401, 200,"
+        " so the policy ends it on scenario-0#2 after 2 attempts; the gateway ended it on"
+        " scenario-0#1 after 2"
+    ]
+
+
+def test_the_recorded_statuses_give_the_route_that_ends_a_completion() -> None:
+    assert expected_route([200]) == 0
+    assert expected_route([401, 200]) == 1
+    assert expected_route([500, 503, 200]) == 0
+    assert expected_route([500, 500, 0, 200]) == 1  # three attempts spent on the first
+    assert expected_route([429, 404, 200]) == 1
+    assert expected_route([200, 200]) is None  # a body that broke: not a status path
