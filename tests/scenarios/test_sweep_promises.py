@@ -28,7 +28,11 @@ from navagent.fixtures.harness.faults._backoff import (
     expected_route,
     expected_waits,
 )
-from navagent.fixtures.harness.faults._fault_contract import message_breaches, promise
+from navagent.fixtures.harness.faults._fault_contract import (
+    message_breaches,
+    promise,
+    provider_said,
+)
 from navagent.fixtures.harness.faults._invariants import INVARIANTS
 from navagent.fixtures.harness.faults._space import FaultPoint, parse_point
 from navagent.fixtures.harness.sweep._run import GridResult, SweepOptions, sweep_grid
@@ -368,3 +372,38 @@ def test_the_recorded_statuses_give_the_route_that_ends_a_completion() -> None:
     assert expected_route([500, 500, 0, 200]) == 1  # three attempts spent on the first
     assert expected_route([429, 404, 200]) == 1
     assert expected_route([200, 200]) is None  # a body that broke: not a status path
+
+
+def test_an_ordinary_replay_fails_an_error_that_loses_the_providers_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    original = upstream._status_failure
+
+    async def planted(
+        protocol: ChatProtocol, route: Route, response: httpx.Response
+    ) -> upstream.UpstreamFailure:
+        failure = await original(protocol, route, response)
+        failure.error = failure.error.model_copy(update={"message": "rate limited"})
+        return failure
+
+    monkeypatch.setattr(upstream, "_status_failure", planted)
+    scenario = load_scenario(ROOT / "scenarios" / "retry-after-over-cap.yaml")
+    replayed = asyncio.run(replay_scenario(scenario, "gemini"))
+    assert (
+        "[error-text] completion 1: the error text leaves out what the provider said"
+        " ('You exceeded your current quota"
+    ) in "\n".join(replayed.problems)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"error": {"message": "Rate limit", "type": "x"}}', "Rate limit"),
+        ('[{"error": {"code": 429, "message": "quota"}}]', "quota"),
+        ('{"message": "bare"}', "bare"),
+        ("<html>502</html>", ""),
+        ('{"error": "just a string"}', ""),
+    ],
+)
+def test_the_providers_text_is_read_from_any_error_body(body: str | bytes, said: str) -> None:
+    assert provider_said(body) == said
