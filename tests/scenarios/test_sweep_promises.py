@@ -344,7 +344,7 @@ def test_a_replay_fails_a_gateway_that_stops_failing_over_after_a_refused_key(
     assert _replay_failover() == []
     original = RouteTable.candidates
     monkeypatch.setattr(RouteTable, "candidates", lambda self, hint: original(self, hint)[:1])
-    assert "request 2 in the cassette was never sent by the replay" in _replay_failover()
+    assert "turn 1: expected tool calls [cluster_status], got [none]" in _replay_failover()
 
 
 def test_a_replay_fails_a_gateway_that_retries_a_refused_key_on_its_route(
@@ -358,11 +358,11 @@ def test_a_replay_fails_a_gateway_that_retries_a_refused_key_on_its_route(
         return original(self, failure, attempt)
 
     monkeypatch.setattr(dispatch.Dispatcher, "_retry_delay", retry_auth)
-    assert _replay_failover() == [
+    assert (
         "[failover-path] completion 1: the recording answered its attempts with HTTP 401, 200,"
         " so the policy ends it on scenario-0#2 after 2 attempts; the gateway ended it on"
         " scenario-0#1 after 2"
-    ]
+    ) in _replay_failover()
 
 
 def test_the_recorded_statuses_give_the_route_that_ends_a_completion() -> None:
@@ -407,3 +407,20 @@ def test_an_ordinary_replay_fails_an_error_that_loses_the_providers_text(
 )
 def test_the_providers_text_is_read_from_any_error_body(body: str | bytes, said: str) -> None:
     assert provider_said(body) == said
+
+
+def test_an_ordinary_replay_fails_an_auth_error_that_does_not_say_whose_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def planted(
+        protocol: ChatProtocol, route: Route, response: httpx.Response
+    ) -> upstream.UpstreamFailure:
+        body = await upstream._read_bounded(response)
+        error = protocol.error_from_response(response.status_code, body)
+        return upstream.UpstreamFailure(error)  # the provider's text alone: whose key?
+
+    monkeypatch.setattr(upstream, "_status_failure", planted)
+    problems = "\n".join(_replay_failover())
+    assert "[error-text] completion 3: an auth error does not say whose key was refused" in (
+        problems
+    )
