@@ -4,7 +4,8 @@ Each check is shown failing on a planted defect of its class that the sweep
 let through before (issue 42): a back-off twice too long (or none), a
 `retry-after` ignored, a failover after too few attempts, an error text that
 claims a refused key for a 429 or loses the provider's words, a translator
-that takes an event's JSON with junk after it or fails on an unknown event, a
+that takes an event's JSON with junk after it, drops a delta whose text is
+not a string, or fails on an unknown event, a
 gateway that retries a refused key instead of failing over (an ordinary
 replay of `failover-after-auth`).
 """
@@ -301,12 +302,44 @@ def test_the_sweep_fails_a_translator_that_takes_an_events_json_with_junk_after_
 
 
 @pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini"])
-def test_every_format_skips_an_unknown_event_and_refuses_junk(provider: str) -> None:
-    grid = _sweep(provider, "unknown-event@request2+1", "junk@request2+1", "malformed@request2+1")
+def test_every_format_skips_an_unknown_event_and_refuses_junk_and_wrong_types(
+    provider: str,
+) -> None:
+    grid = _sweep(
+        provider,
+        "unknown-event@request2+1",
+        "junk@request2+1",
+        "malformed@request2+1",
+        "wrong-type@request2+1",
+    )
     assert _breaches(grid) == {}
-    unknown, junk, malformed = grid.results[1:]
+    unknown, junk, malformed, wrong = grid.results[1:]
     assert unknown.outcome == "ok"
-    assert junk.outcome == malformed.outcome == "turn 1: error/upstream_unavailable"
+    assert {junk.outcome, malformed.outcome, wrong.outcome} == {
+        "turn 1: error/upstream_unavailable"
+    }
+
+
+def test_the_sweep_fails_a_translator_that_skips_a_delta_whose_text_is_not_a_string(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from navagent.gateway.anthropic.stream import AnthropicStreamTranslator
+
+    original = AnthropicStreamTranslator._block_delta
+
+    def lenient(self: AnthropicStreamTranslator, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta = payload.get("delta")
+        if isinstance(delta, dict) and not isinstance(delta.get("text", ""), str):
+            return []  # the planted defect: a wrong-typed delta is dropped, the stream goes on
+        return original(self, payload)
+
+    monkeypatch.setattr(AnthropicStreamTranslator, "_block_delta", lenient)
+    found = _breaches(_sweep("anthropic", "wrong-type@request2+1"))
+    assert (
+        "wrong-type@request2+1: a stream cut by wrong-type after content delta 1"
+        in (found["fault-contract"])
+    )
+    assert "but completion 2 (turn 1) ended as answered" in found["fault-contract"]
 
 
 def test_the_sweep_fails_a_translator_that_fails_on_an_unknown_event(
