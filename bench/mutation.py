@@ -206,15 +206,22 @@ def not_a_defect(original: str, mutated: str) -> bool:
 
 @dataclass(frozen=True)
 class Equivalent:
-    """A mutant judged equivalent: module, operator, the original line, and why."""
+    """A mutant judged equivalent: module, operator, the original line, and why.
+
+    `mutated` (the line after the mutation), when given, narrows the entry to one of
+    several mutants of that operator on one line (a line with two `<`).
+    """
 
     module: str
     operator: str
     line: str
     reason: str
+    mutated: str = ""
 
-    def matches(self, module: str, operator: str, line: str) -> bool:
+    def matches(self, module: str, operator: str, line: str, mutated: str = "") -> bool:
         """True for a mutant of this module and operator on this (stripped) line."""
+        if self.mutated and self.mutated.strip() != mutated.strip():
+            return False
         return (module, operator, line.strip()) == (self.module, self.operator, self.line.strip())
 
 
@@ -232,7 +239,15 @@ def load_equivalents(path: Path = EQUIVALENT_FILE) -> list[Equivalent]:
         missing = [key for key in ("module", "operator", "line", "reason") if not entry.get(key)]
         if missing:
             raise SystemExit(f"{path.name}: entry {number} lacks {', '.join(missing)}")
-        found.append(Equivalent(entry["module"], entry["operator"], entry["line"], entry["reason"]))
+        found.append(
+            Equivalent(
+                entry["module"],
+                entry["operator"],
+                entry["line"],
+                entry["reason"],
+                entry.get("mutated", ""),
+            )
+        )
     return found
 
 
@@ -284,11 +299,12 @@ def init_session(
                     continue
                 chosen += 1
                 line = _source_line(module, mutation.start_pos[0])
+                after = mutated.splitlines()[mutation.start_pos[0] - 1].strip()
                 reason = next(
                     (
                         e.reason
                         for e in equivalents
-                        if e.matches(module, mutation.operator_name, line)
+                        if e.matches(module, mutation.operator_name, line, after)
                     ),
                     None,
                 )
@@ -388,7 +404,7 @@ def tally(session: Path) -> Tally:
                     (
                         e.reason
                         for e in equivalents
-                        if e.matches(module, mutation.operator_name, before)
+                        if e.matches(module, mutation.operator_name, before, after)
                     ),
                     None,
                 )

@@ -560,9 +560,10 @@ def sweep(
 ) -> None:
     """Replay scenarios through every fault their cassettes allow; exit 1 on any violation.
 
-    Faults: per provider request (429, 500, 503, 529, refused, no first byte, 401),
-    per content delta of its response (reset, stall, malformed event, the
-    provider's error event, no finish), per tool call (exit, hang, huge, not
+    Faults: per provider request (429, 500, 503, 529, refused, no first byte, 401;
+    some struck on the retries too), per content delta of its response (reset,
+    stall, an event's JSON cut or with junk after it, a wrong-typed field, an
+    unknown event, the provider's error event, no finish), per tool call (exit, hang, huge, not
     UTF-8, empty), per response with several tool calls (the calls finishing
     in other orders, one past its own timeout, a slow create or delete while
     a read waits). Invariants and the hook: scenarios/README.md.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import random
 import signal
 import socket
 from collections.abc import Awaitable, Callable
@@ -123,13 +124,15 @@ class Gateway:
         callers: CallerTable | None | Literal["from settings"] = "from settings",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         caller_store: CallerStore | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         """Set up the servicer; `slots`, `reuse_port` and `callers` are for supervised workers.
 
         A worker (`navagent.gateway.workers`) counts its streams in slots
         shared across workers, shares the listening port with them, and is
         handed its callers by the supervisor instead of reading the file.
-        `sleep` waits out the retry back-off (the fault sweep skips the wait).
+        `sleep` waits out the retry back-off (the fault sweep skips the wait), and
+        `rng` draws its jitter (the sweep draws the top, to check the bound).
         `caller_store` counts callers' limits across replicas; by default one
         is made from `settings.caller_store` when that is set (each worker
         makes its own client).
@@ -159,6 +162,7 @@ class Gateway:
             Upstream(self._http, timeouts=timeouts),
             policy=RetryPolicy(attempts_per_route=settings.attempts_per_route),
             sleep=sleep,
+            rng=rng,
         )
         self.service = ChatService(
             self.dispatcher,

@@ -89,7 +89,9 @@ def test_the_sweep_fails_a_gateway_that_stops_retrying_a_429(
     _no_429_retry(monkeypatch)
     assert _breaches(_sweep("openai", "http-429@request1", only=BEFORE)) == {}  # passed before
     found = _breaches(_sweep("openai", "http-429@request1"))
-    assert set(found) == {"fault-contract"}
+    assert set(found) == {"fault-contract", "backoff"}  # and it did not wait the retry-after
+    assert "HTTP 429 is not retried" not in found["backoff"]
+    assert "retry 1 waits the retry-after: 1 s" in found["backoff"]
     assert "must retry it on scenario-0#1" in found["fault-contract"]
     assert "answered by scenario-0#2" in found["fault-contract"]
 
@@ -198,7 +200,9 @@ def _answered(text: str) -> StreamLog:
 
 
 def _failed(code: str) -> StreamLog:
-    error = ChatError(message="broke", code=code)
+    error = ChatError(
+        message="the connection to the provider broke mid-stream: peer closed", code=code
+    )
     return StreamLog(events=[TextDelta(text="You have"), StreamError(error=error)])
 
 
@@ -208,6 +212,16 @@ def test_a_cut_stream_that_ends_as_answered_breaks_the_contract() -> None:
     assert found and "never ends as answered" in found[0] and "ended as answered" in found[0]
     failed = _transcript(_turn("error", code="upstream_unavailable"))
     assert fault_contract(_run("reset@request1+1", failed, [_failed("upstream_unavailable")])) == []
+
+
+def test_a_surfaced_fault_must_say_what_the_readme_quotes() -> None:
+    # A reset mid-stream worded as a truncated body: the right code, the wrong story.
+    failed = _transcript(_turn("error", "You have", "upstream_unavailable"))
+    error = ChatError(message="OpenAI stream ended before [DONE]", code="upstream_unavailable")
+    cut = StreamLog(events=[TextDelta(text="You have"), StreamError(error=error)])
+    found = fault_contract(_run("reset@request1+1", failed, [cut]))
+    assert found and "its text saying 'mid-stream'" in found[0]
+    assert "'OpenAI stream ended before [DONE]'" in found[0]
 
 
 def test_a_surfaced_fault_must_end_in_its_documented_code() -> None:

@@ -50,6 +50,11 @@ def test_equivalents_match_on_module_operator_and_line(
     entry = mutation.Equivalent("core/x.py", "core/AddNot", "if a:", "why")
     assert entry.matches("core/x.py", "core/AddNot", "    if a:  ")
     assert not entry.matches("core/x.py", "core/AddNot", "if b:")
+    # Two mutants of one operator on one line: `mutated` names the equivalent one.
+    line = "while a < b and c < d:"
+    one = mutation.Equivalent("m.py", "core/Lt_IsNot", line, "why", "while a is not b and c < d:")
+    assert one.matches("m.py", "core/Lt_IsNot", line, "while a is not b and c < d:")
+    assert not one.matches("m.py", "core/Lt_IsNot", line, "while a < b and c is not d:")
     broken = tmp_path / "eq.toml"
     broken.write_text('[[equivalent]]\nmodule = "m"\noperator = "o"\n', encoding="utf-8")
     with pytest.raises(SystemExit, match="entry 1 lacks line, reason"):

@@ -33,6 +33,7 @@ from navagent.fixtures.harness.faults._invariants import (
     valid_history,
 )
 from navagent.fixtures.harness.faults._space import (
+    REPEATED_FAULTS,
     REQUEST_FAULTS,
     STREAM_FAULTS,
     TOOL_FAULTS,
@@ -79,7 +80,8 @@ def test_a_malformed_point_says_which_forms_work(text: str) -> None:
 def test_the_space_has_every_fault_at_every_position() -> None:
     space = FaultSpace(deltas=(2, 0), tool_calls=1)
     points = space.points()
-    requests, tools = len(REQUEST_FAULTS) - 2, len(TOOL_FAULTS) - 1  # the secret ones: not here
+    requests = len(REQUEST_FAULTS) - 2 + len(REPEATED_FAULTS)  # the secret ones: not here
+    tools = len(TOOL_FAULTS) - 1
     assert len(points) == 2 * requests + 2 * len(STREAM_FAULTS) + tools
     assert len(set(points)) == len(points)
     assert all(space.contains(point) for point in points)
