@@ -258,6 +258,12 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
         for fragment in details:
             if type(fragment) is not dict:
                 return "choices[0].delta.reasoning_details[] entry is not an object"
+            kind = fragment.get("type")
+            field = "text" if kind == "reasoning.text" else "summary"
+            text = fragment.get(field) if kind in ("reasoning.text", "reasoning.summary") else None
+            if text is not None and type(text) is not str:
+                # Echoed back as it came, it would be refused on the next request.
+                return f"choices[0].delta.reasoning_details[] {kind} {field} is not a string"
             index = fragment.get("index")
             item = self._details_by_index.get(index) if type(index) is int else None
             if item is None:
@@ -266,17 +272,8 @@ class OpenAIStreamTranslator(BaseStreamTranslator):
                 if type(index) is int:
                     self._details_by_index[index] = item
             item.merge(fragment)
-            if not text_elsewhere:
-                kind = fragment.get("type")
-                text = (
-                    fragment.get("text")
-                    if kind == "reasoning.text"
-                    else fragment.get("summary")
-                    if kind == "reasoning.summary"
-                    else None
-                )
-                if text and type(text) is str:
-                    self._thinking(text, events)
+            if text and not text_elsewhere:
+                self._thinking(text, events)
         return ""
 
     def _calls(self, tool_calls: Any, function_call: Any, events: list[StreamEvent]) -> str:

@@ -253,6 +253,8 @@ def test_openai_stream_same_events_for_any_chunking(path) -> None:
          "reasoning_details is not a list"),
         ('{"choices": [{"delta": {"reasoning_details": [1]}}]}',
          "reasoning_details[] entry is not an object"),
+        ('{"choices": [{"delta": {"reasoning_details": [{"type": "reasoning.text", "text": 4}]}}]}',
+         "reasoning_details[] reasoning.text text is not a string"),
         ('{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": 3}]}}]}',
          "tool call 0: function is not an object"),
         ('{"choices": [{"delta": {"tool_calls": [{"index": 0, "id": 7}]}}]}',

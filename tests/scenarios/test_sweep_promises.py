@@ -457,3 +457,23 @@ def test_an_ordinary_replay_fails_an_auth_error_that_does_not_say_whose_key(
     assert "[error-text] completion 3: an auth error does not say whose key was refused" in (
         problems
     )
+
+
+def test_a_wrong_type_fault_always_changes_its_event() -> None:
+    """A Gemini delta that is a whole call with no arguments has no content string: the call's
+    name goes wrong instead (left alone, the stream answered and the contract broke)."""
+    from navagent.fixtures.harness.faults._wire import _wrong_type
+
+    call_only = {
+        "candidates": [
+            {"content": {"parts": [{"functionCall": {"name": "sandbox_list", "args": {}}}]}}
+        ]
+    }
+    piece = b"data: " + json.dumps(call_only).encode() + b"\n\n"
+    changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
+    assert changed["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == 42
+
+    text = {"candidates": [{"content": {"parts": [{"text": "hi", "thoughtSignature": "s"}]}}]}
+    piece = b"data: " + json.dumps(text).encode() + b"\n\n"
+    changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
+    assert changed["candidates"][0]["content"]["parts"][0] == {"text": 42, "thoughtSignature": "s"}
