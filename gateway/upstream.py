@@ -72,9 +72,8 @@ loop run others: one fast stream cannot hold the loop for long."""
 BATCH_BYTES = 256 * 1024
 """At most this much body (a few thousand SSE events) is merged into one batch."""
 FLUSH_FIRST_S = 0.001
-"""After the first delta, whatever follows it (the rest of its read, or the next
-reads when a provider writes each event as its own chunk) waits this long
-before it is translated. grpc.aio hands written messages to the wire from a Python thread
+"""After the first delta, the rest of its read waits this long before it is
+translated. grpc.aio hands written messages to the wire from a Python thread
 (its poller), which needs the GIL: a loop that goes straight on to translate
 a 200-event burst holds the GIL until it is done, and the first delta waits
 with it. Sleeping lets the loop go idle (serving other streams meanwhile) and
@@ -257,12 +256,11 @@ async def _translate(
     `GATHER_BYTES` at a time with the loop free in between), so a provider
     writing faster than the client reads costs merged deltas, not a message
     per token. The exception is the first content: it leaves alone, as soon
-    as it is translated, and what follows it (the rest of its read, or the
-    reads behind it) comes as the next batch (`FLUSH_FIRST_S` later), so a
-    burst after a pause (fast providers, buffering proxies) or a provider
-    writing each event as its own chunk costs the client no time to first
-    delta. Each wait runs under a deadline (first content, then content
-    progress); no wait spans a yield, so a slow client is never blamed on the provider.
+    as it is translated, and the rest of its read follows as the next batch
+    (`FLUSH_FIRST_S` later), so a burst after a pause (fast providers,
+    buffering proxies) costs the client no time to first delta. Each wait
+    runs under a deadline (first content, then content progress); no wait
+    spans a yield, so a slow client is never blamed on the provider.
 
     The body is decoded here, a bounded piece at a time (`_encoding`), not
     by httpx: each piece meets the event cap before the next is inflated.
@@ -275,19 +273,13 @@ async def _translate(
     deadline, expired = first_content_by, timeouts.first_content_error()
     idle_error = timeouts.idle_error()
     streaming = False  # True once content arrived: then `deadline` is the idle deadline
-    flush = False  # True once the first content is handed over: the poller sends it first
     watchdog = _Watchdog(loop)
     try:
         while not translator.done:
             # A silent socket fails after idle_s in either phase (what httpx's
             # read timeout used to do), progress or not.
             silent_by = loop.time() + timeouts.idle_s
-            if flush or events.held:
-                # The first content is on its way: let the loop go idle before
-                # translating what followed it, whether in the rest of its read
-                # or in reads behind it (a provider writing each event as its
-                # own chunk), so gRPC's poller sends it without waiting.
-                flush = False
+            if events.held:  # the rest of the read that brought the first content
                 await asyncio.sleep(FLUSH_FIRST_S)
                 batch = events.release()
             else:
@@ -306,7 +298,6 @@ async def _translate(
             if translator.progress != progress:
                 progress = translator.progress
                 deadline, expired = loop.time() + timeouts.idle_s, idle_error
-                flush = not streaming
                 streaming = True
             if batch:
                 handed_over = loop.time()

@@ -57,39 +57,25 @@ def table(*routes: dict[str, Any]) -> RouteTable:
 
 
 async def body(
-    chunks: Iterable[bytes], *, then: BaseException | None = None, delay: float = 0.0
+    chunks: Iterable[bytes],
+    *,
+    then: BaseException | None = None,
+    delay: float = 0.0,
+    closed: list[bool] | None = None,
 ) -> AsyncIterator[bytes]:
-    for chunk in chunks:
-        if delay:
-            await asyncio.sleep(delay)
-        yield chunk
-    if then is not None:
-        raise then
-
-
-class Body(httpx.AsyncByteStream):
-    """A response body that records being closed, as the gateway's transport
-    releases the connection on `aclose` (`_network._Body`)."""
-
-    def __init__(self, chunks: AsyncIterator[bytes], closed: list[bool]) -> None:
-        self._chunks = chunks
-        self._closed = closed
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._chunks:
+    try:
+        for chunk in chunks:
+            if delay:
+                await asyncio.sleep(delay)
             yield chunk
+        if then is not None:
+            raise then
+    finally:
+        if closed is not None:
+            closed.append(True)
 
-    async def aclose(self) -> None:
-        self._closed.append(True)
 
-
-def stream(chunks: Iterable[bytes], *, closed: list[bool] | None = None, **kwargs: Any) -> Reply:
-    if closed is not None:
-        return lambda _request: httpx.Response(
-            200,
-            headers={"content-type": "text/event-stream"},
-            stream=Body(body(chunks, **kwargs), closed),
-        )
+def stream(chunks: Iterable[bytes], **kwargs: Any) -> Reply:
     return lambda _request: httpx.Response(
         200, headers={"content-type": "text/event-stream"}, content=body(chunks, **kwargs)
     )

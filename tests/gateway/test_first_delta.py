@@ -10,7 +10,6 @@ registered format is covered by this one test.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
@@ -169,47 +168,3 @@ async def test_where_reads_split_the_body_never_changes_what_the_client_gets(
     assert final.message.content == "".join(TOKENS)
     first_text = next(batch for batch in batches if any(isinstance(e, TextDelta) for e in batch))
     assert [e.text for e in first_text if isinstance(e, TextDelta)][0].startswith(TOKENS[0])
-
-
-@pytest.mark.parametrize("format_id", FORMAT_IDS)
-async def test_the_loop_goes_idle_after_the_first_delta_when_each_event_is_its_own_read(
-    format_id: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A provider that writes every event as its own chunk (an OpenAI stream
-    # opening with a role-only chunk, say) hands the gateway many reads at
-    # once, none of them holding anything behind the first content. The
-    # pause that lets gRPC's poller send the first delta must come all the
-    # same, before anything behind it is translated.
-    row = wire_format(format_id)
-    handled = [0]
-    protocol = PROTOCOLS[row.protocol]
-    counting = dataclasses.replace(
-        protocol,
-        new_translator=lambda **kw: CountingTranslator(protocol.new_translator(**kw), handled),
-    )
-    monkeypatch.setattr(upstream_module, "PROTOCOLS", {row.protocol: counting})
-    pauses: list[int] = []
-    real_sleep = asyncio.sleep
-
-    async def sleep(delay: float) -> None:
-        if delay == upstream_module.FLUSH_FIRST_S:
-            pauses.append(handled[0])
-        await real_sleep(0)
-
-    monkeypatch.setattr(asyncio, "sleep", sleep)
-    transport = httpx.MockTransport(
-        lambda request: httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, stream=Buffered(burst(format_id))
-        )
-    )
-    async with httpx.AsyncClient(transport=transport) as client:
-        batches = Upstream(client).stream(burst_route(row.protocol), REQUEST)
-        first = await anext(batches)
-        handled_at_first_delta = handled[0]
-        rest = [event async for batch in batches for event in batch]
-
-    assert [e.text for e in first if isinstance(e, TextDelta)] == [TOKENS[0]]
-    # One pause, right after the first delta: no event behind it translated before.
-    assert pauses == [handled_at_first_delta]
-    final = rest[-1]
-    assert isinstance(final, MessageComplete) and final.message.content == "".join(TOKENS)
