@@ -13,6 +13,7 @@ reaches the client's history.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -23,8 +24,13 @@ from navagent.gateway._urls import api_base
 __all__ = ["own_payload", "route_origin"]
 
 
+@functools.lru_cache(maxsize=256)
 def route_origin(protocol: str, endpoint: str, model: str) -> str:
-    """`<protocol>:<12 hex digits of endpoint and model>`; stable across runs."""
+    """`<protocol>:<12 hex digits of endpoint and model>`; stable across runs.
+
+    Cached: every request computes it twice (request and translator) for one
+    of a few routes.
+    """
     base = api_base(endpoint).lower()
     digest = hashlib.sha256(f"{base}\n{model.strip()}".encode()).hexdigest()[:12]
     return f"{protocol}:{digest}"
