@@ -14,7 +14,9 @@ it, by what differs between the two:
 - tokens: only numbers (token counts, and the cache figures they make);
 - ids+tokens: both, and nothing else;
 - prompt: the line carries the changed prompt line (old or new);
-- other: anything else, and lines with no partner.
+- other: anything else, and lines with no partner (printed below the
+  table; an `end: silent` the recorder wrote for a complete answer when the
+  machine was too busy to drain it in time is one).
 
 A pair counts once (a changed line), as the issue counts them; `git diff
 --numstat` gives the added and removed totals beside.
@@ -119,18 +121,26 @@ def _kind(old: str, new: str) -> str:
     return "+".join(sorted(kinds)) or "other"
 
 
-def classify(old: list[str], new: list[str]) -> Counter[str]:
-    """Changed lines of one file by class (a replaced pair counts once)."""
+def classify(old: list[str], new: list[str], others: list[str] | None = None) -> Counter[str]:
+    """Changed lines of one file by class (a replaced pair counts once); `others` gets the rest."""
     counts: Counter[str] = Counter()
+    others = [] if others is None else others
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, a1, a2, b1, b2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         removed, added = old[a1:a2], new[b1:b2]
         for a, b in zip(removed, added, strict=False):
-            counts[_kind(a, b)] += 1
-        for line in removed[len(added) :] + added[len(removed) :]:
-            counts["prompt" if _kind(line, line) == "prompt" else "other"] += 1
+            kind = _kind(a, b)
+            counts[kind] += 1
+            if kind == "other":
+                others.append(f"- {a}\n+ {b}")
+        for index, line in enumerate(removed[len(added) :] + added[len(removed) :]):
+            if _kind(line, line) == "prompt":
+                counts["prompt"] += 1
+            else:
+                counts["other"] += 1
+                others.append(f"{'-' if index < len(removed) - len(added) else '+'} {line}")
     return counts
 
 
@@ -153,11 +163,14 @@ def measure(project: Path, scenarios: list[str]) -> None:
     numstat = _run(project, "git", "diff", "--numstat").splitlines()
     files = [line.split("\t") for line in numstat]
     by_format: dict[str, Counter[str]] = {}
+    others: list[str] = []
     for _added, _removed, name in files:
         old = _run(project, "git", "show", f"HEAD:{name}").splitlines()
         new = (project / name).read_text(encoding="utf-8").splitlines()
         group = name.split("/")[1] if name.startswith("cassettes/") else name
-        by_format.setdefault(group, Counter()).update(classify(old, new))
+        lines: list[str] = []
+        by_format.setdefault(group, Counter()).update(classify(old, new, lines))
+        others += [f"{name}:\n{line[:160]}" for line in lines]
     added = sum(int(row[0]) for row in files)
     removed = sum(int(row[1]) for row in files)
     print(f"scenarios: {', '.join(scenarios)}")
@@ -172,6 +185,9 @@ def measure(project: Path, scenarios: list[str]) -> None:
         print(f"{group:<18}{cells}{sum(counts.values()):>12}")
     cells = "".join(f"{total[name]:>12}" for name in CLASSES)
     print(f"{'all':<18}{cells}{sum(total.values()):>12}")
+    if others:
+        print("\nother lines:")
+        print("\n".join(others[:20]))
 
 
 def main() -> None:
