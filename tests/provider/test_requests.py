@@ -269,7 +269,11 @@ def test_anthropic_accepts_whitespace_text_like_the_real_api_did() -> None:
 
 def test_anthropic_checks_the_thinking_block_of_the_last_turn() -> None:
     thought = "The user wants a list."
-    thinking = {"type": "thinking", "thinking": thought, "signature": sign_thinking(thought)}
+    thinking = {
+        "type": "thinking",
+        "thinking": thought,
+        "signature": sign_thinking(thought, bytes(16)),
+    }
     good = [
         h.user("list my sandboxes"),
         {"role": "assistant", "content": [thinking, USE]},
