@@ -240,3 +240,21 @@ async def test_a_changed_closing_sentence_fails_the_replay(
 
     assert not result.passed
     assert any(problem.startswith("turn 1: closing note is") for problem in result.problems)
+
+
+def test_a_closing_note_is_compared_without_the_harness_route_names() -> None:
+    """A route is `scenario-0#2` in one replay and `scenario-3#8` in a stack every format
+    shares (`nav scenario coverage`): the name is the harness's, not what the user sees."""
+    from navagent.fixtures.harness.cassettes._recorded_turns import RecordedTurn, compare_turns
+    from navagent.fixtures.harness.scenarios._transcript import Transcript, TranscriptTurn
+
+    said = "the provider refused the API key of route {} (api_key): invalid x-api-key"
+    recorded = [RecordedTurn(stops=(), note=said.format("scenario-0#2"))]
+
+    def replay(route: str) -> Transcript:
+        turn = TranscriptTurn(user="hi", note=said.format(route))
+        return Transcript(scenario="s", provider="anthropic", turns=(turn,))
+
+    assert compare_turns(recorded, replay("scenario-3#8")) == []
+    (difference,) = compare_turns(recorded, replay("claude-route"))
+    assert difference.field == "closing note"
