@@ -117,7 +117,12 @@ def test_a_scenario_without_scripts_records_with_the_simulated_model() -> None:
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
-        ("{}", "a scripted reply needs `text`, `calls` or both"),
+        ("{}", "a scripted reply needs `text`, `calls` or `refusal`"),
+        (
+            "{refusal: nope, calls: [{name: sandbox_list}]}",
+            "a scripted reply that refuses makes no `calls`",
+        ),
+        ("{refusal: [nope]}", "refusal: expected a string"),
         ("{calls: [{name: sandbox_nuke}]}", "unknown tool 'sandbox_nuke'"),
         ("{text: hi, tools: []}", "tools"),
     ],
