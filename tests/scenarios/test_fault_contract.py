@@ -322,3 +322,24 @@ def test_a_retry_is_judged_against_the_route_the_fault_free_replay_took() -> Non
     run.served = [ServedBy("hint#1", 2)]
     (found,) = fault_contract(run)
     assert "must retry it on hint#2" in found and "answered by hint#1" in found
+
+
+def test_a_fault_on_every_attempt_must_surface_its_own_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With every attempt of every route refused, nothing masks the fault: the code the README
+    documents for the status surfaces. An overload mapped as a rate limit still retried, and
+    every masked point passed; on every attempt it ends in the wrong code."""
+    for kind, code in (("http-529*6", "overloaded"), ("http-429*6", "rate_limited")):
+        kept = promise(parse_point(f"{kind}@request1"), first_token_s=60, deltas=3)
+        assert kept is not None and not kept.masked and not kept.may_mask
+        assert code in kept.codes
+    assert _breaches(_sweep("openai", "http-529*6@request1")) == {}
+    assert _breaches(_sweep("openai", "http-401*2@request1")) == {}
+
+    from navagent.gateway import errors
+
+    monkeypatch.setitem(errors._BY_STATUS, 529, ("rate_limited", True))  # the planted defect
+    assert _breaches(_sweep("openai", "http-529@request1")) == {}  # masked: passed before
+    found = _breaches(_sweep("openai", "http-529*6@request1"))
+    assert "ended in rate_limited" in found["fault-contract"]
