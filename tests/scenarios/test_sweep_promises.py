@@ -350,7 +350,7 @@ def test_the_sweep_fails_a_translator_that_fails_on_an_unknown_event(
     original = AnthropicStreamTranslator.handle
 
     def strict(self: AnthropicStreamTranslator, event: SSEEvent) -> list[StreamEvent]:
-        if '"sweep.unknown"' in event.data:
+        if '"content_block_annotation"' in event.data:
             return self._malformed(f"unknown event {event.event}")
         return original(self, event)
 
@@ -477,3 +477,24 @@ def test_a_wrong_type_fault_always_changes_its_event() -> None:
     piece = b"data: " + json.dumps(text).encode() + b"\n\n"
     changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
     assert changed["candidates"][0]["content"]["parts"][0] == {"text": 42, "thoughtSignature": "s"}
+
+
+def test_the_sweep_fails_a_translator_that_routes_events_by_prefix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The unknown event is named as an API's next event would be (`content_block_annotation`):
+    a translator that takes every `content_block_*` it does not know for a start breaks."""
+    from navagent.gateway.anthropic.stream import AnthropicStreamTranslator
+
+    assert _breaches(_sweep("anthropic", "unknown-event@request2+1")) == {}
+    original = AnthropicStreamTranslator.handle
+
+    def by_prefix(self: AnthropicStreamTranslator, event: SSEEvent) -> list[StreamEvent]:
+        if event.data.startswith('{"type": "content_block_') and "_delta" not in event.data:
+            if '"content_block_stop"' not in event.data:
+                return self._block_start(json.loads(event.data))
+        return original(self, event)
+
+    monkeypatch.setattr(AnthropicStreamTranslator, "handle", by_prefix)
+    found = _breaches(_sweep("anthropic", "unknown-event@request2+1"))
+    assert "fault-contract" in found
