@@ -98,7 +98,7 @@ async def gateway(callers: Path, store: CallerStore | None) -> Gateway:
                     "endpoint": "http://a.provider.test/v1",
                     "model": "m",
                     "protocols": ["openai_chat_completions"],
-                    "api_key": "sk-bench-0123456789abcdef",
+                    "api_key": "bench-fake-route-key-not-a-secret",
                 }
             ]
         },
