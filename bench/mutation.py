@@ -18,10 +18,11 @@ cosmic-ray rewrites the real file in place (restoring it after each run),
 which an editable install picks up as it is.
 
 Sampling: the full set is thousands of mutants at ~30 s each, so
-`--per-module` mutants are drawn per module with `--seed` (cosmic-ray's
-default operators; a mutant that does not parse (the `*` of a signature
-made `<<`) or only changes annotations or docstrings is not drawn: neither
-is a defect a person could plant).
+`--per-module` mutants of cosmic-ray's default operators are drawn per
+module, from `--seed` and the module's name: a module's draw does not
+change when another module does. A mutant that does not parse (the `*` of
+a signature made `<<`) or only changes annotations or docstrings is not
+drawn: neither is a defect a person could plant.
 Mutants judged equivalent (no behaviour changes) are listed, with the reason,
 in `bench/mutation_equivalent.toml`: drawn, not run, left out of the rate.
 
@@ -281,11 +282,9 @@ def init_session(
         by_module: dict[str, list[Any]] = defaultdict(list)
         for item in db.work_items:
             by_module[_module(item.mutations[0].module_path)].append(item)
-        rng = random.Random(seed)
         skipped: list[str] = []
         for module in modules:
-            items = sorted(by_module[module], key=_item_key)  # uuid job ids: sort for the seed
-            rng.shuffle(items)
+            items = draw_order(by_module[module], module, seed)
             original = (ROOT / module).read_text(encoding="utf-8")
             chosen = 0
             for item in items:
@@ -315,6 +314,19 @@ def init_session(
                     )
             print(f"{module:<40} {len(items):5} mutants, {chosen} drawn")
         db.set_multiple_results(skipped, WorkResult(WorkerOutcome.SKIPPED, output="not drawn"))
+
+
+def draw_order(items: list[Any], module: str, seed: int) -> list[Any]:
+    """A module's mutants in the order they are drawn, from the seed and that module alone.
+
+    One generator per module, not one shared by all: with a shared one, a
+    change that adds or removes a mutant in one module reshuffled every module
+    after it, so a before/after comparison drew different mutants in code
+    that had not changed.
+    """
+    ordered = sorted(items, key=_item_key)  # uuid job ids: sort for the seed
+    random.Random(f"{seed}:{module}").shuffle(ordered)
+    return ordered
 
 
 def _item_key(item: Any) -> tuple[str, str, int]:

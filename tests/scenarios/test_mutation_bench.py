@@ -96,3 +96,23 @@ def test_a_planted_defect_is_restored_after_its_run(
     assert module.read_text(encoding="utf-8") == "VALUE = 1\n"
     harmless = mutation.Defect("w", "m.py", "VALUE = 1", "VALUE = 1  # same", "n")
     assert mutation.plant(harmless, check, timeout=60) == "missed"
+
+
+def test_a_modules_draw_depends_on_that_module_alone(mutation: ModuleType, tmp_path: Path) -> None:
+    """Another module's mutants (here: none, or all of core/history.py's) never move the draw."""
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    def drawn(modules: tuple[str, ...]) -> set[tuple[str, str, int]]:
+        session = tmp_path / f"{len(modules)}.sqlite"
+        mutation.init_session(session, 3, 42, modules)
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            skipped = {job for job, _ in db.results}
+            return {
+                mutation._item_key(item)
+                for item in db.work_items
+                if item.job_id not in skipped and "compaction" in str(item.mutations[0].module_path)
+            }
+
+    alone = drawn(("core/compaction.py",))
+    assert len(alone) == 3
+    assert drawn(("core/history.py", "core/compaction.py")) == alone
