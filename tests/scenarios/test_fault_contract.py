@@ -116,7 +116,7 @@ def test_the_sweep_fails_a_gateway_that_stops_failing_over(
     assert _breaches(_sweep("gemini", "http-401@request1", only=BEFORE)) == {}  # passed before
     found = _breaches(_sweep("gemini", "http-401@request1"))
     assert set(found) == {"fault-contract"}
-    assert "fails over to the hint's healthy second route" in found["fault-contract"]
+    assert "fails over at once to the hint's healthy second route" in found["fault-contract"]
     assert "turn 1 ended error/auth (fault-free: answered)" in found["fault-contract"]
 
 
@@ -343,3 +343,30 @@ def test_a_fault_on_every_attempt_must_surface_its_own_code(
     assert _breaches(_sweep("openai", "http-529@request1")) == {}  # masked: passed before
     found = _breaches(_sweep("openai", "http-529*6@request1"))
     assert "ended in rate_limited" in found["fault-contract"]
+
+
+@pytest.mark.parametrize(
+    ("status", "planted", "breach"),
+    [
+        # A request error retried as if a retry could clear it: the same route gets
+        # it again (after a back-off) instead of the next route at once.
+        (400, ("invalid_request", True), "backoff"),
+        # A refused permission reported as a bad request: the user is told to fix
+        # a request that was fine, not the key.
+        (403, ("invalid_request", False), "fault-contract"),
+        # A gateway timeout taken for a request error: no retry, and the wrong code.
+        (504, ("invalid_request", False), "fault-contract"),
+    ],
+)
+def test_every_status_of_the_readme_table_is_held_to_its_row(
+    monkeypatch: pytest.MonkeyPatch, status: int, planted: tuple[str, bool], breach: str
+) -> None:
+    """Each documented status, struck once and on every attempt, ends as its row says."""
+    from navagent.gateway import errors
+
+    times = 2 if status < 500 else 6
+    points = (f"http-{status}@request1", f"http-{status}*{times}@request1")
+    assert _breaches(_sweep("openai", *points)) == {}
+    monkeypatch.setitem(errors._BY_STATUS, status, planted)
+    assert _breaches(_sweep("openai", *points, only=BEFORE)) == {}  # passed before
+    assert breach in _breaches(_sweep("openai", *points))
