@@ -140,3 +140,24 @@ def test_a_request_size_limit_off_by_one_fails_the_check(monkeypatch: pytest.Mon
     )
     problems = asyncio.run(request_limit_problems())
     assert any(p.startswith("request size (--max-request-bytes): a request at") for p in problems)
+
+
+def test_a_refusal_that_keeps_the_gateways_slot_is_a_violation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Plants a defect: the gateway's slot is taken before the caller is admitted, and a
+    # caller refused at its limit leaves it taken (only a refused turn takes this path).
+    plant(
+        monkeypatch,
+        service.ChatService,
+        "chat_stream",
+        "        lease = admit_caller(stream_log.hint, self._slots)\n"
+        "        if self._caller_store is not None:\n"
+        "            await share_caller_lease(lease, self._caller_store)\n"
+        "        slot = self._take_slot()\n",
+        "        taken = self._take_slot()\n"
+        "        lease = admit_caller(stream_log.hint, self._slots)\n"
+        "        slot = taken\n",
+    )
+    found = _breaches(_sweep("openai", "http-500@request1", scenario=LIMIT))
+    assert "1 stream slot(s) of the gateway still held" in found["released"]
