@@ -161,3 +161,19 @@ def test_a_refusal_that_keeps_the_gateways_slot_is_a_violation(
     )
     found = _breaches(_sweep("openai", "http-500@request1", scenario=LIMIT))
     assert "1 stream slot(s) of the gateway still held" in found["released"]
+
+
+def test_a_caller_slot_kept_by_a_cancelled_stream_is_a_violation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Plants a defect: a stream the client cancelled (Ctrl-C) keeps its caller's slot.
+    plant(
+        monkeypatch,
+        service.ChatService,
+        "chat_stream",
+        "        if lease is not None:\n            lease.release()",
+        "        if lease is not None and not task.cancelling():\n            lease.release()",
+    )
+    cancelled = ROOT / "scenarios" / "retry-and-cancel.yaml"
+    found = _breaches(_sweep("openai", "http-500@request1", scenario=cancelled))
+    assert "1 stream slot(s) of caller 'scenario' still held" in found["released"]
