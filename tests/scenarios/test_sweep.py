@@ -326,8 +326,8 @@ TIMING_KINDS = ("order=2,1@tool1", "overtime@tool1", "overtime@tool2", "slow-cha
 
 def test_no_point_waits_in_real_time_yet_every_deadline_fires() -> None:
     points = tuple(parse_point(text) for text in EVERY_KIND)
-    options = SweepOptions(points=points, budget=len(points), invariants=dict(INVARIANTS))  # type: ignore[arg-type]
-    grid = sweep_grid(_job(), options)
+    options = SweepOptions(points=points, budget=len(points), invariants=dict(INVARIANTS))
+    grid = sweep_grid(_job(), options)  # type: ignore[arg-type]
     (timing_job,) = plan_replays(
         [load_scenario(ROOT / "scenarios" / "delete-beside-read.yaml")], ["openai"]
     )
