@@ -3,9 +3,9 @@
 `settle` readies a serving process's heap before its first call (issue 44): a
 gateway imports and configures tens of thousands of long-lived objects (grpc,
 protobuf, pydantic, aiohttp, the routes), and every full collection of the
-cyclic garbage collector walked all of them on the event loop, a 100-200 ms
-stall in the middle of streams (the p99 time to first delta at 100 paced
-streams was 3-4x grpc.aio's floor). Frozen, they are out of every collection;
+cyclic garbage collector walked all of them on the event loop: one 60-430 ms
+stall in every run of 100 paced streams (bench/loop_stalls.py), every stream
+on the loop waiting behind it. Frozen, they are out of every collection;
 reference counting still frees them as usual.
 
 uvloop (`pip install 'nav-agent[fast]'`) cut the gateway's CPU per paced delta

@@ -1,8 +1,7 @@
 """A serving gateway's heap is out of the garbage collector's way before its first call (issue 44).
 
 Without it, a full collection walked every long-lived object on the event
-loop: a 190-500 ms stall in the middle of 100 paced streams
-(bench/outside_overhead.py), the p99 time to first delta.
+loop: a 60-430 ms stall in every run of 100 paced streams (bench/loop_stalls.py).
 """
 
 from __future__ import annotations
