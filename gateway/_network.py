@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # aiohttp is imported at the first request: `nav agent` may n
     import aiohttp
     from aiohttp.client_proto import ResponseHandler
 
-__all__ = ["MAX_BUFFERED", "AiohttpTransport", "SocketOption", "upstream_transport"]
+__all__ = ["MAX_BUFFERED", "AiohttpTransport", "SocketOption", "preload", "upstream_transport"]
 
 MAX_BUFFERED = 256 * 1024
 """Bytes of a response held before its socket is paused (TCP then pushes back)."""
@@ -53,6 +53,15 @@ MAX_BUFFERED = 256 * 1024
 SocketOption = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 )
+
+
+def preload() -> None:
+    """Import aiohttp now, in a process that will serve calls (`nav gateway serve`).
+
+    Otherwise the first call pays the import (about 150 ms, with the garbage
+    it leaves for a full collection), stalling every stream on the loop.
+    """
+    import aiohttp  # noqa: F401
 
 
 def upstream_transport(

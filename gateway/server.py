@@ -25,7 +25,8 @@ from grpc_reflection.v1alpha import reflection
 
 from navagent.core.version import package_version
 from navagent.gateway import metrics
-from navagent.gateway._network import upstream_transport
+from navagent.gateway._loop import settle
+from navagent.gateway._network import preload, upstream_transport
 from navagent.gateway._slots import Slots, WorkerSlots
 from navagent.gateway.caller_store import CallerStore
 from navagent.gateway.callers import SLOT_COUNTERS, CallerAuthInterceptor, CallerTable
@@ -385,6 +386,8 @@ async def serve(
         metrics.serve_http(settings.metrics_listen)
     gateway = Gateway(settings, routes)
     await gateway.start()
+    preload()
+    settle()
     watch_reload_signal(gateway)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

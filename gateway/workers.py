@@ -510,6 +510,8 @@ async def _serve(
     serving: bool,
 ) -> None:
     """Serve until SIGTERM (or the supervisor's end), beating and taking new config meanwhile."""
+    from navagent.gateway import _loop
+    from navagent.gateway._network import preload
     from navagent.gateway.server import Gateway
 
     if settings.metrics_listen is not None:
@@ -517,6 +519,8 @@ async def _serve(
     gateway = Gateway(settings, config.routes, callers=config.callers, slots=slots, reuse_port=True)
     await gateway.start(announce=False)
     await gateway.set_serving(serving)
+    preload()
+    _loop.settle()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
