@@ -370,3 +370,21 @@ def test_every_status_of_the_readme_table_is_held_to_its_row(
     monkeypatch.setitem(errors._BY_STATUS, status, planted)
     assert _breaches(_sweep("openai", *points, only=BEFORE)) == {}  # passed before
     assert breach in _breaches(_sweep("openai", *points))
+
+
+@pytest.mark.parametrize(
+    ("provider", "name"),
+    [("gemini", "UNAVAILABLE"), ("anthropic", "overloaded_error"), ("openai", "server_error")],
+)
+def test_an_error_event_that_opens_the_stream_is_retried_as_its_name_says(
+    monkeypatch: pytest.MonkeyPatch, provider: str, name: str
+) -> None:
+    """Plants a defect: the error an API names in its opening event taken as not retryable."""
+    from navagent.gateway import errors
+
+    point = "error-event@request1+0"
+    assert _breaches(_sweep(provider, point)) == {}
+    code, _ = errors._BY_NAME[name]
+    monkeypatch.setitem(errors._BY_NAME, name, (code, False))
+    assert _breaches(_sweep(provider, point, only=BEFORE)) == {}  # failed over: passed before
+    assert "fault-contract" in _breaches(_sweep(provider, point))

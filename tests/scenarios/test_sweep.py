@@ -82,10 +82,13 @@ def test_the_space_has_every_fault_at_every_position() -> None:
     points = space.points()
     requests = len(REQUEST_FAULTS) - 2 + len(REPEATED_FAULTS)  # the secret ones: not here
     tools = len(TOOL_FAULTS) - 1
-    assert len(points) == 2 * requests + 2 * len(STREAM_FAULTS) + tools
+    opening = 2  # an error event that opens each response (`+0`)
+    assert len(points) == 2 * requests + 2 * len(STREAM_FAULTS) + opening + tools
     assert len(set(points)) == len(points)
     assert all(space.contains(point) for point in points)
     assert not space.contains(FaultPoint("stream", 2, "reset", 1))  # request 2 has no delta
+    assert space.contains(FaultPoint("stream", 2, "error-event", 0))
+    assert not space.contains(FaultPoint("stream", 1, "reset", 0))  # only an error opens one
     assert not space.contains(FaultPoint("tool", 2, "hang"))
 
 
