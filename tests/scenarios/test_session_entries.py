@@ -4,8 +4,8 @@
 share (refused), by the shortest unique id prefix and by `--continue` among
 decoys; `damaged-entries.yaml` resumes a compaction entry without `kept` and
 a rewind entry without `from_seq` (refused, naming the entry);
-`reasoning-tool-loop.yaml` turn 3 resumes provider state out of range
-(accepted, each item in its place). Each defect is planted as a patched copy
+`damaged-provider-state.yaml` resumes provider state out of range, twice
+(accepted, each item in its place or left out). Each defect is planted as a patched copy
 of the function it lives in (issue 42's sampled survivors among them) and the
 committed scenario's replay must fail on it, naming the turn and what differs.
 """
@@ -199,7 +199,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_reasoning",
         "after >= 0 else 0",
         "after != 0 else 0",
-        "turn 3, request 6 (",
+        "turn 2, request 3 (",
         'at input[2].type cassette: "reasoning" replay: "function_call"',
     ),
     "after_tool_calls not checked for range": (
@@ -208,8 +208,26 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_reasoning",
         "type(after) is int and after >= 0",
         "type(after) is int",
-        "turn 3, request 6 (",
+        "turn 2, request 3 (",
         'at input[2].type cassette: "reasoning" replay: "function_call"',
+    ),
+    "after_tool_calls not clamped to the calls": (
+        "openai-responses",
+        responses_request,
+        "_assistant_items",
+        "reasoning[min(after_tool_calls, len(calls))]",
+        "reasoning[after_tool_calls]",
+        "turn 3, request 5 (",
+        "the cassette has requests the replay never sent",
+    ),
+    "a signature of another type sent": (
+        "anthropic",
+        anthropic_request,
+        "_thinking",
+        "if type(signature) is str and signature:",
+        "if signature:",
+        "turn 3, request 5 (",
+        'at messages[1].content[0].type cassette: "text" replay: "thinking"',
     ),
     "a null signature sent": (
         "anthropic",
@@ -217,7 +235,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_thinking",
         "if type(signature) is str and signature:",
         "if redacted is None:",
-        "turn 3, request 6 (",
+        "turn 2, request 3 (",
         'at messages[1].content[0].type cassette: "text" replay: "thinking"',
     ),
     "signatures trusted to be a list": (
@@ -226,8 +244,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_model_parts",
         "for entry in entries if isinstance(entries, list) else []:",
         "for entry in entries or []:",
-        "turn 3, request 6 (",
-        "the cassette has requests the replay never sent",
+        "turn 2: failed unexpectedly (internal)",
     ),
 }
 
@@ -237,9 +254,9 @@ async def test_damaged_provider_state_sent_wrong_fails_the_replay(
     defect: str, monkeypatch: pytest.MonkeyPatch, cluster: SimulatedCluster
 ) -> None:
     provider, module, name, old, new, *wanted = STATES[defect]
-    assert not await _replay("reasoning-tool-loop", provider, cluster)  # clean, it passes
+    assert not await _replay("damaged-provider-state", provider, cluster)  # clean, it passes
     plant(monkeypatch, module, name, old, new)
-    report = await _replay("reasoning-tool-loop", provider, cluster)
+    report = await _replay("damaged-provider-state", provider, cluster)
     assert all(_found(report, text) for text in wanted), report
 
 
