@@ -200,7 +200,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_reasoning",
         "after >= 0 else 0",
         "after != 0 else 0",
-        "turn 2, request 3 (",
+        "turn 3, request 4 (",
         'at input[2].type cassette: "reasoning" replay: "function_call"',
     ),
     "after_tool_calls not checked for range": (
@@ -209,7 +209,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_reasoning",
         "type(after) is int and after >= 0",
         "type(after) is int",
-        "turn 2, request 3 (",
+        "turn 3, request 4 (",
         'at input[2].type cassette: "reasoning" replay: "function_call"',
     ),
     "after_tool_calls not clamped to the calls": (
@@ -218,7 +218,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_assistant_items",
         "reasoning[min(after_tool_calls, len(calls))]",
         "reasoning[after_tool_calls]",
-        "turn 3, request 5 (",
+        "turn 4, request 5 (",
         "the cassette has requests the replay never sent",
     ),
     "a signature of another type sent": (
@@ -227,7 +227,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_thinking",
         "if type(signature) is str and signature:",
         "if signature:",
-        "turn 3, request 5 (",
+        "turn 4, request 5 (",
         'at messages[1].content[0].type cassette: "text" replay: "thinking"',
     ),
     "a null signature sent": (
@@ -236,7 +236,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_thinking",
         "if type(signature) is str and signature:",
         "if redacted is None:",
-        "turn 2, request 3 (",
+        "turn 3, request 4 (",
         'at messages[1].content[0].type cassette: "text" replay: "thinking"',
     ),
     "signatures trusted to be a list": (
@@ -245,7 +245,7 @@ STATES: dict[str, tuple[Any, ...]] = {
         "_model_parts",
         "for entry in entries if isinstance(entries, list) else []:",
         "for entry in entries or []:",
-        "turn 2: failed unexpectedly (internal)",
+        "turn 3: failed unexpectedly (internal)",
     ),
 }
 
