@@ -93,11 +93,11 @@ def _scenario(**turns: Any) -> dict[str, Any]:
         ),
         (
             _scenario(turns=[{"user": "Hi."}, {"user": "Hi.", "damage": {"lose": 1}}]),
-            "`damage` acts on the saved session before a `resume: true`",
+            "`damage` acts on the saved session before a `resume` that quits the agent",
         ),
         (
             _scenario(turns=[{"user": "Hi.", "resume": True, "damage": {}}]),
-            "`damage` needs `lose: N` (N >= 1), `tear: true` or `loose: true`",
+            "`damage` needs `lose: N` (N >= 1), `tear: true`, `loose: true` or `edit:`",
         ),
         (
             _scenario(turns=[{"user": "Hi.", "cancel": {"after_chars": 0}}]),
