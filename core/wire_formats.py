@@ -230,6 +230,15 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                         "reasoning_details",
                         "OpenRouter: `delta.reasoning_details` fragments merged by index, signed",
                     ),
+                    WireDialect(
+                        "reasoning",
+                        "Groq, Cerebras, newer vLLM: reasoning as `delta.reasoning` pieces",
+                    ),
+                    WireDialect(
+                        "thinking_blocks",
+                        "Mistral Magistral: `delta.content` as typed blocks, thinking in"
+                        " `thinking` blocks",
+                    ),
                 ),
             ),
             WireFormat(

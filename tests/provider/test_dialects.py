@@ -39,6 +39,8 @@ def _events(frames: tuple[bytes, ...]) -> list[dict[str, Any]]:
     [
         ("openai", "deepseek-reasoner", LIST, '"reasoning_content":"'),
         ("openai", "anthropic/claude-sonnet-4.5", LIST, '"reasoning_details":[{'),
+        ("openai", "qwen/qwen3-32b", LIST, '"delta":{"reasoning":"'),
+        ("openai", "magistral-medium-latest", LIST, '"content":[{"type":"thinking"'),
         ("openai-responses", "gpt-oss-120b", LIST, "response.reasoning_text.delta"),
         (
             "anthropic",

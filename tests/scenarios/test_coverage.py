@@ -65,6 +65,8 @@ def test_a_dialect_counts_only_where_the_recorded_responses_show_it() -> None:
     assert {key: names for key, names in shown.items() if names} == {
         ("openai", "reasoning-dialects"): ["reasoning_content"],
         ("openai", "reasoning-details"): ["reasoning_details"],
+        ("openai", "reasoning-tool-loop"): ["thinking_blocks"],
+        ("openai", "thinking-round-trip"): ["reasoning"],
         ("openai-responses", "reasoning-dialects"): ["reasoning_text"],
         ("openai-responses", "reasoning-details"): ["reencrypted_reasoning"],
         ("anthropic", "reasoning-dialects"): ["redacted_thinking"],
@@ -221,5 +223,31 @@ def test_the_plugin_sums_up_coverage_in_one_line(
     assert len(summary) == 1
     assert (
         "exercised on 4 formats; never: openai reasoning_content, openai reasoning_details,"
-        " openai cluster_status" in (summary[0])
+        " openai reasoning, openai thinking_blocks and" in (summary[0])
     )
+
+
+def test_every_real_chat_stream_the_translator_reads_reasoning_from_shows_a_registry_dialect() -> (
+    None
+):
+    """The registry's dialects are the translator's reasoning paths real servers take.
+
+    Mistral's thinking blocks had a translator path and a real recording but no
+    registry row, so coverage could not say that no scenario took that path.
+    """
+    from navagent.core.events import ThinkingDelta
+    from navagent.fixtures.harness.replay._coverage import _events
+    from tests.gateway.test_compat_conformance import COMPAT, run
+
+    if COMPAT is None or not COMPAT.is_dir():
+        pytest.skip("conformance corpus not found")
+    unregistered = []
+    for path in sorted(COMPAT.glob("*/*.sse")):
+        body = path.read_bytes()
+        if not any(isinstance(event, ThinkingDelta) for event in run([body])):
+            continue
+        events = list(_events(body.decode("utf-8")))
+        shown = [d.name for d in WIRE_FORMATS["openai"].dialects if DIALECTS[d.name](events)]
+        if not shown:
+            unregistered.append(f"{path.parent.name}/{path.stem}")
+    assert unregistered == [], unregistered

@@ -3,7 +3,8 @@
 Each test plants a defect a user would notice in one translator path that
 only an OpenAI-compatible server's (or a redacted conversation's) stream
 takes, and checks that the replay of the committed cassette of
-`reasoning-dialects` or `reasoning-details` now fails, naming the turn and
+`reasoning-dialects`, `reasoning-details`, `reasoning-tool-loop` (Mistral's
+thinking blocks) or `thinking-round-trip` (Groq's `reasoning`) now fails, naming the turn and
 what differs: the next request's echo of the reasoning (matched against the
 recorded request), or what the client was shown against the final message.
 """
@@ -99,6 +100,43 @@ def drop_tool_call_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(translator, "_block_start", start)
 
 
+def refuse_thinking_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mistral's thinking block, a list of text chunks, is refused as malformed."""
+    original = openai_stream.OpenAIStreamTranslator._content_blocks
+
+    def blocks(self: Any, content: list[Any], events: list[Any]) -> str:
+        if any(isinstance(block, dict) and block.get("type") == "thinking" for block in content):
+            return "choices[0].delta.content[] thinking block has no thinking list"
+        return original(self, content, events)
+
+    monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_content_blocks", blocks)
+
+
+def thinking_blocks_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mistral's thinking blocks are shown as answer text (every block's text is text)."""
+
+    def blocks(self: Any, content: list[Any], events: list[Any]) -> str:
+        for block in content:
+            chunks = block.get("thinking") if block.get("type") == "thinking" else [block]
+            for chunk in chunks:
+                self._content(chunk["text"], events)
+        return ""
+
+    monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_content_blocks", blocks)
+
+
+def ignore_reasoning_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only `reasoning_content` is read: Groq's `reasoning` strings are lost."""
+    original = openai_stream.OpenAIStreamTranslator._delta
+
+    def delta(self: Any, fields: dict[str, Any], events: list[Any]) -> str:
+        if "reasoning_details" not in fields:
+            fields = {key: value for key, value in fields.items() if key != "reasoning"}
+        return original(self, fields, events)
+
+    monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_delta", delta)
+
+
 Plant = Callable[[pytest.MonkeyPatch], None]
 
 
@@ -162,6 +200,32 @@ Plant = Callable[[pytest.MonkeyPatch], None]
             "anthropic",
             drop_tool_call_starts,
             ("[shown-once] completion 1 announced tool calls [] but its final message has [(0,",),
+        ),
+        (
+            "reasoning-tool-loop",
+            "openai",
+            refuse_thinking_lists,
+            (
+                "turn 1: failed unexpectedly (upstream_unavailable): OpenAI stream:"
+                " choices[0].delta.content[] thinking block has no thinking list",
+            ),
+        ),
+        (
+            "reasoning-tool-loop",
+            "openai",
+            thinking_blocks_as_text,
+            (
+                "format openai, turn 1, request 2 (",
+                "the request differs from the cassette's at messages[2].content\n"
+                "    cassette: null\n"
+                '    replay:   "The user asked:',
+            ),
+        ),
+        (
+            "thinking-round-trip",
+            "openai",
+            ignore_reasoning_field,
+            ("format openai, turn 1 (", "expected reasoning from openai"),
         ),
     ],
 )
