@@ -272,6 +272,11 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                         "reencrypted_reasoning",
                         "gpt-5, o-series: `response.completed` re-encrypts each reasoning item",
                     ),
+                    WireDialect(
+                        "interleaved_reasoning",
+                        "o-series, gpt-5 with tools: reasoning again after a call, each item"
+                        " sent back before its own",
+                    ),
                 ),
             ),
             WireFormat(

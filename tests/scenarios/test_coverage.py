@@ -69,6 +69,7 @@ def test_a_dialect_counts_only_where_the_recorded_responses_show_it() -> None:
         ("openai", "thinking-round-trip"): ["reasoning"],
         ("openai-responses", "reasoning-dialects"): ["reasoning_text"],
         ("openai-responses", "reasoning-details"): ["reencrypted_reasoning"],
+        ("openai-responses", "parallel-logs"): ["interleaved_reasoning"],
         ("anthropic", "reasoning-dialects"): ["redacted_thinking"],
     }
     assert dialects_in(CASSETTES / "openai" / "no-such.yaml", "openai") == set()
@@ -251,3 +252,31 @@ def test_every_real_chat_stream_the_translator_reads_reasoning_from_shows_a_regi
         if not shown:
             unregistered.append(f"{path.parent.name}/{path.stem}")
     assert unregistered == [], unregistered
+
+
+def test_every_real_responses_stream_that_reasons_again_after_another_item_shows_the_dialect() -> (
+    None
+):
+    """gpt-5 and o4-mini reason between the items they produce; the registry names it."""
+    from navagent.fixtures.harness.replay._coverage import _events
+    from tests.gateway.corpus import MISSING, ROOT_DIR
+
+    if ROOT_DIR is None:
+        pytest.skip(MISSING)
+    found = {}
+    for path in sorted((ROOT_DIR / "responses").glob("*.sse")):
+        events = list(_events(path.read_text(encoding="utf-8")))
+        kinds = [
+            event["item"].get("type")
+            for event in events
+            if event.get("type") == "response.output_item.added"
+        ]
+        first = kinds.index("reasoning") if "reasoning" in kinds else len(kinds)
+        if "reasoning" in kinds[first + 1 :] and set(kinds[first:]) != {"reasoning"}:
+            found[path.stem] = [
+                d.name
+                for d in WIRE_FORMATS["openai-responses"].dialects
+                if DIALECTS[d.name](events)
+            ]
+    assert found.keys() == {"gpt5-web-search-cached-usage", "o4-mini-mcp-list-tools-and-call"}
+    assert all("interleaved_reasoning" in names for names in found.values()), found

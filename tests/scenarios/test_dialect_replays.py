@@ -4,7 +4,8 @@ Each test plants a defect a user would notice in one translator path that
 only an OpenAI-compatible server's (or a redacted conversation's) stream
 takes, and checks that the replay of the committed cassette of
 `reasoning-dialects`, `reasoning-details`, `reasoning-tool-loop` (Mistral's
-thinking blocks) or `thinking-round-trip` (Groq's `reasoning`) now fails, naming the turn and
+thinking blocks), `thinking-round-trip` (Groq's `reasoning`) or
+`parallel-logs` (o4-mini's reasoning before each call) now fails, naming the turn and
 what differs: the next request's echo of the reasoning (matched against the
 recorded request), or what the client was shown against the final message.
 """
@@ -24,6 +25,7 @@ from navagent.fixtures.harness.cassettes._cassette import load_cassette
 from navagent.gateway.anthropic import request as anthropic_request
 from navagent.gateway.openai import request as openai_request
 from navagent.gateway.openai import stream as openai_stream
+from navagent.gateway.openai_responses import request as responses_request
 from tests.scenarios.conftest import CASSETTES, CopyCase
 
 
@@ -137,6 +139,39 @@ def ignore_reasoning_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_delta", delta)
 
 
+def every_reasoning_item_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every reasoning item goes back before the first call, whichever call it preceded."""
+    original = responses_request._reasoning
+
+    def reasoning(part: Any, origin: str) -> Any:
+        found = original(part, origin)
+        return None if found is None else (found[0], 0)
+
+    monkeypatch.setattr(responses_request, "_reasoning", reasoning)
+
+
+def reasoning_after_its_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reasoning item that followed a call goes back after the call after it."""
+    original = responses_request._reasoning
+
+    def reasoning(part: Any, origin: str) -> Any:
+        found = original(part, origin)
+        return found if found is None or not found[1] else (found[0], found[1] + 1)
+
+    monkeypatch.setattr(responses_request, "_reasoning", reasoning)
+
+
+def reasoning_without_summary_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only reasoning items with a summary go back (the later, silent ones are lost)."""
+    original = responses_request._reasoning
+
+    def reasoning(part: Any, origin: str) -> Any:
+        found = original(part, origin)
+        return found if found is None or found[0]["summary"] else None
+
+    monkeypatch.setattr(responses_request, "_reasoning", reasoning)
+
+
 Plant = Callable[[pytest.MonkeyPatch], None]
 
 
@@ -226,6 +261,29 @@ Plant = Callable[[pytest.MonkeyPatch], None]
             "openai",
             ignore_reasoning_field,
             ("format openai, turn 1 (", "expected reasoning from openai"),
+        ),
+        (
+            "parallel-logs",
+            "openai-responses",
+            every_reasoning_item_first,
+            (
+                "format openai-responses, turn 1, request 2 (",
+                "the request differs from the cassette's at input[3].type\n"
+                '    cassette: "function_call"\n'
+                '    replay:   "reasoning"',
+            ),
+        ),
+        (
+            "parallel-logs",
+            "openai-responses",
+            reasoning_after_its_call,
+            ("the request differs from the cassette's at input[4].type\n",),
+        ),
+        (
+            "parallel-logs",
+            "openai-responses",
+            reasoning_without_summary_dropped,
+            ("the request differs from the cassette's at input[4].type\n",),
         ),
     ],
 )
