@@ -492,6 +492,18 @@ def test_a_wrong_type_fault_always_changes_its_event() -> None:
     changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
     assert changed["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == 42
 
+
+@pytest.mark.parametrize("field", ["reasoning", "reasoning_content", "refusal"])
+def test_a_wrong_type_fault_changes_a_chat_delta_that_carries_only_reasoning(field: str) -> None:
+    """Groq's `reasoning` and DeepSeek's `reasoning_content` pieces (`content` null or
+    absent): left alone, the stream answered under a `wrong-type` point."""
+    from navagent.fixtures.harness.faults._wire import _wrong_type
+
+    chunk = {"choices": [{"index": 0, "delta": {"content": None, field: "Let me"}}]}
+    piece = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
+    assert changed["choices"][0]["delta"] == {"content": None, field: 42}
+
     text = {"candidates": [{"content": {"parts": [{"text": "hi", "thoughtSignature": "s"}]}}]}
     piece = b"data: " + json.dumps(text).encode() + b"\n\n"
     changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
