@@ -230,6 +230,15 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                         "reasoning_details",
                         "OpenRouter: `delta.reasoning_details` fragments merged by index, signed",
                     ),
+                    WireDialect(
+                        "reasoning",
+                        "Groq, Cerebras, newer vLLM: reasoning as `delta.reasoning` pieces",
+                    ),
+                    WireDialect(
+                        "thinking_blocks",
+                        "Mistral Magistral: `delta.content` as typed blocks, thinking in"
+                        " `thinking` blocks",
+                    ),
                 ),
             ),
             WireFormat(
@@ -262,6 +271,11 @@ WIRE_FORMATS: Mapping[str, WireFormat] = MappingProxyType(
                     WireDialect(
                         "reencrypted_reasoning",
                         "gpt-5, o-series: `response.completed` re-encrypts each reasoning item",
+                    ),
+                    WireDialect(
+                        "interleaved_reasoning",
+                        "o-series, gpt-5 with tools: reasoning again after a call, each item"
+                        " sent back before its own",
                     ),
                 ),
             ),

@@ -11,7 +11,10 @@ Wire facts this encodes (each pinned by a stream in shared/conformance/responses
 - Parallel calls are separate items, one after the other. Arguments arrive
   as `function_call_arguments.delta`; `.done` and `output_item.done` carry the
   whole string, which wins. Empty arguments come as the single delta `{}`.
-- `output_text.delta` is text; `refusal.delta` is a `RefusalDelta` and the
+- `output_text.delta` is text, and only of a message item (or one never
+  announced); for another item it is malformed, as the SDK's stream state
+  asserts (so are arguments for an item that is not a function call);
+  `refusal.delta` is a `RefusalDelta` and the
   message's `refusal` (its own part type, never `output_text`); a completed
   turn that refused finishes with `refusal`. Several message items are
   concatenated.
@@ -104,6 +107,9 @@ class ResponsesStreamTranslator(BaseStreamTranslator):
             delta = payload.get("delta")
             if type(delta) is not str:
                 return self._malformed("response.output_text.delta has no delta string")
+            item = self._items.get(self._key(payload), "message")
+            if item != "message":  # the SDK's stream asserts it, as for arguments below
+                return self._malformed(f"response.output_text.delta for a {item} item")
             return [self._parts.text(delta)] if delta else []
         if kind == "response.function_call_arguments.delta":
             return self._arguments_delta(payload)

@@ -116,8 +116,54 @@ def test_refusal_is_kept_apart_from_text() -> None:
             "upstream_unavailable",
             False,
         ),
+        (
+            [
+                {
+                    "type": "response.output_item.added",
+                    "output_index": 0,
+                    "item": {"id": "rs_1", "type": "reasoning", "summary": []},
+                },
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": "rs_1",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": "not an answer",
+                },
+            ],
+            # The SDK's stream state asserts the item is a message; text shown would be wrong.
+            "OpenAI stream: response.output_text.delta for a reasoning item",
+            "upstream_unavailable",
+            False,
+        ),
+        (
+            [
+                {
+                    "type": "response.output_item.added",
+                    "output_index": 0,
+                    "item": {"id": "m", "type": "message", "content": []},
+                },
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": "m",
+                    "output_index": 0,
+                    "delta": "{",
+                },
+            ],
+            "OpenAI stream: arguments for function_call 'm', which never started",
+            "upstream_unavailable",
+            False,
+        ),
     ],
-    ids=["failed", "error-event", "truncated", "unknown-item-arguments", "call-without-name"],
+    ids=[
+        "failed",
+        "error-event",
+        "truncated",
+        "unknown-item-arguments",
+        "call-without-name",
+        "text-of-a-reasoning-item",
+        "arguments-of-a-message",
+    ],
 )
 def test_failures_end_in_one_classified_error(
     events: list[dict[str, Any]], message: str, code: str, retryable: bool

@@ -39,6 +39,8 @@ def _events(frames: tuple[bytes, ...]) -> list[dict[str, Any]]:
     [
         ("openai", "deepseek-reasoner", LIST, '"reasoning_content":"'),
         ("openai", "anthropic/claude-sonnet-4.5", LIST, '"reasoning_details":[{'),
+        ("openai", "qwen/qwen3-32b", LIST, '"delta":{"reasoning":"'),
+        ("openai", "magistral-medium-latest", LIST, '"content":[{"type":"thinking"'),
         ("openai-responses", "gpt-oss-120b", LIST, "response.reasoning_text.delta"),
         (
             "anthropic",
@@ -154,3 +156,57 @@ def test_gpt5_re_encrypts_reasoning_in_its_final_response_and_the_gateway_keeps_
     for sealed in (done["encrypted_content"], final["encrypted_content"]):
         assert open_reasoning(done["id"], sealed) == reply.script.thinking_text
     assert payload_of(message.thinking[0])["encrypted_content"] == final["encrypted_content"]
+
+
+TWO_CALLS = "Show the last 3 lines of the logs of dev-box and py-worker."
+FOLLOWING = "of type 'reasoning' was provided without its required following item."
+
+
+def _interleaved_follow_up() -> dict[str, Any]:
+    """The next Responses request after o4-mini reasoned, called, reasoned and called."""
+    first = ChatRequest(messages=(UserMessage(content=TWO_CALLS),), tools=TOOLS)
+    reply, _, message = round_trip("openai-responses", first, model="o4-mini")
+    kinds = [e["item"]["type"] for e in _events(reply.frames) if e["type"].endswith("item.added")]
+    assert kinds == ["reasoning", "function_call", "reasoning", "function_call"]
+    follow_up = ChatRequest(
+        messages=(
+            *first.messages,
+            message,
+            *(ToolResultMessage(tool_call_id=call.id, content="ok") for call in message.tool_calls),
+        ),
+        tools=TOOLS,
+    )
+    protocol = PROTOCOLS["openai_responses"]
+    built = protocol.build_request(
+        follow_up, endpoint="http://sim.test", model="o4-mini", api_key="k"
+    )
+    return built.body
+
+
+@pytest.mark.parametrize(
+    ("order", "moved"),
+    [
+        ((0, 2, 1, 3), 0),  # both reasoning items first: the first is not before its call
+        ((0, 1, 3, 2), 2),  # the second after its call: nothing of its own follows it
+        ((2, 1, 0, 3), 2),  # swapped: each before the other's call (the first met is named)
+    ],
+)
+def test_a_reasoning_item_moved_away_from_its_call_is_refused(
+    order: tuple[int, int, int, int], moved: int
+) -> None:
+    body = _interleaved_follow_up()
+    start = next(i for i, item in enumerate(body["input"]) if item.get("type") == "reasoning")
+    items = body["input"][start : start + 4]
+    assert [item["type"] for item in items] == [
+        "reasoning",
+        "function_call",
+        "reasoning",
+        "function_call",
+    ]
+    simulate("openai-responses", body)  # sent back in place: accepted
+
+    body["input"][start : start + 4] = [items[i] for i in order]
+    with pytest.raises(SimHTTPError) as info:
+        simulate("openai-responses", body)
+    assert info.value.status == 400
+    assert str(info.value.message) == f"Item '{items[moved]['id']}' {FOLLOWING}"

@@ -65,8 +65,11 @@ def test_a_dialect_counts_only_where_the_recorded_responses_show_it() -> None:
     assert {key: names for key, names in shown.items() if names} == {
         ("openai", "reasoning-dialects"): ["reasoning_content"],
         ("openai", "reasoning-details"): ["reasoning_details"],
+        ("openai", "reasoning-tool-loop"): ["thinking_blocks"],
+        ("openai", "thinking-round-trip"): ["reasoning"],
         ("openai-responses", "reasoning-dialects"): ["reasoning_text"],
         ("openai-responses", "reasoning-details"): ["reencrypted_reasoning"],
+        ("openai-responses", "parallel-logs"): ["interleaved_reasoning"],
         ("anthropic", "reasoning-dialects"): ["redacted_thinking"],
     }
     assert dialects_in(CASSETTES / "openai" / "no-such.yaml", "openai") == set()
@@ -221,5 +224,59 @@ def test_the_plugin_sums_up_coverage_in_one_line(
     assert len(summary) == 1
     assert (
         "exercised on 4 formats; never: openai reasoning_content, openai reasoning_details,"
-        " openai cluster_status" in (summary[0])
+        " openai reasoning, openai thinking_blocks and" in (summary[0])
     )
+
+
+def test_every_real_chat_stream_the_translator_reads_reasoning_from_shows_a_registry_dialect() -> (
+    None
+):
+    """The registry's dialects are the translator's reasoning paths real servers take.
+
+    Mistral's thinking blocks had a translator path and a real recording but no
+    registry row, so coverage could not say that no scenario took that path.
+    """
+    from navagent.core.events import ThinkingDelta
+    from navagent.fixtures.harness.replay._coverage import _events
+    from tests.gateway.test_compat_conformance import COMPAT, run
+
+    if COMPAT is None or not COMPAT.is_dir():
+        pytest.skip("conformance corpus not found")
+    unregistered = []
+    for path in sorted(COMPAT.glob("*/*.sse")):
+        body = path.read_bytes()
+        if not any(isinstance(event, ThinkingDelta) for event in run([body])):
+            continue
+        events = list(_events(body.decode("utf-8")))
+        shown = [d.name for d in WIRE_FORMATS["openai"].dialects if DIALECTS[d.name](events)]
+        if not shown:
+            unregistered.append(f"{path.parent.name}/{path.stem}")
+    assert unregistered == [], unregistered
+
+
+def test_every_real_responses_stream_that_reasons_again_after_another_item_shows_the_dialect() -> (
+    None
+):
+    """gpt-5 and o4-mini reason between the items they produce; the registry names it."""
+    from navagent.fixtures.harness.replay._coverage import _events
+    from tests.gateway.corpus import MISSING, ROOT_DIR
+
+    if ROOT_DIR is None:
+        pytest.skip(MISSING)
+    found = {}
+    for path in sorted((ROOT_DIR / "responses").glob("*.sse")):
+        events = list(_events(path.read_text(encoding="utf-8")))
+        kinds = [
+            event["item"].get("type")
+            for event in events
+            if event.get("type") == "response.output_item.added"
+        ]
+        first = kinds.index("reasoning") if "reasoning" in kinds else len(kinds)
+        if "reasoning" in kinds[first + 1 :] and set(kinds[first:]) != {"reasoning"}:
+            found[path.stem] = [
+                d.name
+                for d in WIRE_FORMATS["openai-responses"].dialects
+                if DIALECTS[d.name](events)
+            ]
+    assert found.keys() == {"gpt5-web-search-cached-usage", "o4-mini-mcp-list-tools-and-call"}
+    assert all("interleaved_reasoning" in names for names in found.values()), found

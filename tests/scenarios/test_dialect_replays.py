@@ -3,7 +3,9 @@
 Each test plants a defect a user would notice in one translator path that
 only an OpenAI-compatible server's (or a redacted conversation's) stream
 takes, and checks that the replay of the committed cassette of
-`reasoning-dialects` or `reasoning-details` now fails, naming the turn and
+`reasoning-dialects`, `reasoning-details`, `reasoning-tool-loop` (Mistral's
+thinking blocks), `thinking-round-trip` (Groq's `reasoning`) or
+`parallel-logs` (o4-mini's reasoning before each call) now fails, naming the turn and
 what differs: the next request's echo of the reasoning (matched against the
 recorded request), or what the client was shown against the final message.
 """
@@ -23,6 +25,7 @@ from navagent.fixtures.harness.cassettes._cassette import load_cassette
 from navagent.gateway.anthropic import request as anthropic_request
 from navagent.gateway.openai import request as openai_request
 from navagent.gateway.openai import stream as openai_stream
+from navagent.gateway.openai_responses import request as responses_request
 from tests.scenarios.conftest import CASSETTES, CopyCase
 
 
@@ -99,6 +102,76 @@ def drop_tool_call_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(translator, "_block_start", start)
 
 
+def refuse_thinking_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mistral's thinking block, a list of text chunks, is refused as malformed."""
+    original = openai_stream.OpenAIStreamTranslator._content_blocks
+
+    def blocks(self: Any, content: list[Any], events: list[Any]) -> str:
+        if any(isinstance(block, dict) and block.get("type") == "thinking" for block in content):
+            return "choices[0].delta.content[] thinking block has no thinking list"
+        return original(self, content, events)
+
+    monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_content_blocks", blocks)
+
+
+def thinking_blocks_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mistral's thinking blocks are shown as answer text (every block's text is text)."""
+
+    def blocks(self: Any, content: list[Any], events: list[Any]) -> str:
+        for block in content:
+            chunks = block.get("thinking") if block.get("type") == "thinking" else [block]
+            for chunk in chunks:
+                self._content(chunk["text"], events)
+        return ""
+
+    monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_content_blocks", blocks)
+
+
+def ignore_reasoning_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only `reasoning_content` is read: Groq's `reasoning` strings are lost."""
+    original = openai_stream.OpenAIStreamTranslator._delta
+
+    def delta(self: Any, fields: dict[str, Any], events: list[Any]) -> str:
+        if "reasoning_details" not in fields:
+            fields = {key: value for key, value in fields.items() if key != "reasoning"}
+        return original(self, fields, events)
+
+    monkeypatch.setattr(openai_stream.OpenAIStreamTranslator, "_delta", delta)
+
+
+def every_reasoning_item_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every reasoning item goes back before the first call, whichever call it preceded."""
+    original = responses_request._reasoning
+
+    def reasoning(part: Any, origin: str) -> Any:
+        found = original(part, origin)
+        return None if found is None else (found[0], 0)
+
+    monkeypatch.setattr(responses_request, "_reasoning", reasoning)
+
+
+def reasoning_after_its_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reasoning item that followed a call goes back after the call after it."""
+    original = responses_request._reasoning
+
+    def reasoning(part: Any, origin: str) -> Any:
+        found = original(part, origin)
+        return found if found is None or not found[1] else (found[0], found[1] + 1)
+
+    monkeypatch.setattr(responses_request, "_reasoning", reasoning)
+
+
+def reasoning_without_summary_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only reasoning items with a summary go back (the later, silent ones are lost)."""
+    original = responses_request._reasoning
+
+    def reasoning(part: Any, origin: str) -> Any:
+        found = original(part, origin)
+        return found if found is None or found[0]["summary"] else None
+
+    monkeypatch.setattr(responses_request, "_reasoning", reasoning)
+
+
 Plant = Callable[[pytest.MonkeyPatch], None]
 
 
@@ -162,6 +235,55 @@ Plant = Callable[[pytest.MonkeyPatch], None]
             "anthropic",
             drop_tool_call_starts,
             ("[shown-once] completion 1 announced tool calls [] but its final message has [(0,",),
+        ),
+        (
+            "reasoning-tool-loop",
+            "openai",
+            refuse_thinking_lists,
+            (
+                "turn 1: failed unexpectedly (upstream_unavailable): OpenAI stream:"
+                " choices[0].delta.content[] thinking block has no thinking list",
+            ),
+        ),
+        (
+            "reasoning-tool-loop",
+            "openai",
+            thinking_blocks_as_text,
+            (
+                "format openai, turn 1, request 2 (",
+                "the request differs from the cassette's at messages[2].content\n"
+                "    cassette: null\n"
+                '    replay:   "The user asked:',
+            ),
+        ),
+        (
+            "thinking-round-trip",
+            "openai",
+            ignore_reasoning_field,
+            ("format openai, turn 1 (", "expected reasoning from openai"),
+        ),
+        (
+            "parallel-logs",
+            "openai-responses",
+            every_reasoning_item_first,
+            (
+                "format openai-responses, turn 1, request 2 (",
+                "the request differs from the cassette's at input[3].type\n"
+                '    cassette: "function_call"\n'
+                '    replay:   "reasoning"',
+            ),
+        ),
+        (
+            "parallel-logs",
+            "openai-responses",
+            reasoning_after_its_call,
+            ("the request differs from the cassette's at input[4].type\n",),
+        ),
+        (
+            "parallel-logs",
+            "openai-responses",
+            reasoning_without_summary_dropped,
+            ("the request differs from the cassette's at input[4].type\n",),
         ),
     ],
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -491,6 +492,18 @@ def test_a_wrong_type_fault_always_changes_its_event() -> None:
     changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
     assert changed["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == 42
 
+
+@pytest.mark.parametrize("field", ["reasoning", "reasoning_content", "refusal"])
+def test_a_wrong_type_fault_changes_a_chat_delta_that_carries_only_reasoning(field: str) -> None:
+    """Groq's `reasoning` and DeepSeek's `reasoning_content` pieces (`content` null or
+    absent): left alone, the stream answered under a `wrong-type` point."""
+    from navagent.fixtures.harness.faults._wire import _wrong_type
+
+    chunk = {"choices": [{"index": 0, "delta": {"content": None, field: "Let me"}}]}
+    piece = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
+    assert changed["choices"][0]["delta"] == {"content": None, field: 42}
+
     text = {"candidates": [{"content": {"parts": [{"text": "hi", "thoughtSignature": "s"}]}}]}
     piece = b"data: " + json.dumps(text).encode() + b"\n\n"
     changed = json.loads(_wrong_type(piece)[len(b"data: ") :])
@@ -516,3 +529,165 @@ def test_the_sweep_fails_a_translator_that_routes_events_by_prefix(
     monkeypatch.setattr(AnthropicStreamTranslator, "handle", by_prefix)
     found = _breaches(_sweep("anthropic", "unknown-event@request2+1"))
     assert "fault-contract" in found
+
+
+# -- a delta that does not match its block -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("provider", "points", "outcome"),
+    [
+        # In the words before the call (the call's block gets its own as it starts),
+        # after them, in the answer.
+        ("anthropic", (1, 5, 8), "ok"),  # the SDK's accumulator skips it
+        # In a reasoning summary (text for a reasoning item), in a call's arguments (text
+        # for a function call), in the answer (arguments for a message).
+        ("openai-responses", (1, 13, 13), "turn 1: error/upstream_unavailable"),
+    ],
+)
+def test_a_stray_delta_ends_as_the_formats_sdk_says(
+    provider: str, points: tuple[int, int, int], outcome: str
+) -> None:
+    first, call, answer = points
+    grid = _sweep(
+        provider,
+        f"stray-delta@request1+{first}",
+        f"stray-delta@request1+{call}",
+        f"stray-delta@request2+{answer}",
+    )
+    assert _breaches(grid) == {}
+    assert [result.outcome for result in grid.results[1:]] == [outcome] * 3
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_formats_whose_deltas_name_no_block_have_no_stray_delta(provider: str) -> None:
+    grid = _sweep(provider)
+    assert grid.space is not None
+    assert {point.kind for point in grid.space.points()} >= {"unknown-event", "wrong-type"}
+    assert "stray-delta" not in {point.kind for point in grid.space.points()}
+
+
+def _text_of_any_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `text_delta` is text whatever its block (a tool_use or thinking block's too)."""
+    from navagent.gateway.anthropic import stream
+
+    original = stream.AnthropicStreamTranslator._block_delta
+
+    def block_delta(self: Any, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta = payload.get("delta")
+        if isinstance(delta, dict) and delta.get("type") == "text_delta" and delta.get("text"):
+            return [self._parts.text(delta["text"])]
+        return original(self, payload)
+
+    monkeypatch.setattr(stream.AnthropicStreamTranslator, "_block_delta", block_delta)
+
+
+def _thinking_of_any_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `thinking_delta` is reasoning whatever its block."""
+    from navagent.gateway.anthropic import stream
+
+    original = stream.AnthropicStreamTranslator._block_delta
+
+    def block_delta(self: Any, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta, index = payload.get("delta"), payload.get("index")
+        if isinstance(delta, dict) and delta.get("type") == "thinking_delta":
+            events: list[StreamEvent] = self._thinking_delta(index, "thinking_delta", delta)
+            return events
+        return original(self, payload)
+
+    monkeypatch.setattr(stream.AnthropicStreamTranslator, "_block_delta", block_delta)
+
+
+def _arguments_of_any_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An `input_json_delta` goes to the call of its index, whatever the block is."""
+    from navagent.gateway.anthropic import stream
+
+    original = stream.AnthropicStreamTranslator._block_delta
+
+    def block_delta(self: Any, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta, index = payload.get("delta"), payload.get("index")
+        if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+            self._parts.tool_call(index, arguments=delta["partial_json"])
+            return []
+        return original(self, payload)
+
+    monkeypatch.setattr(stream.AnthropicStreamTranslator, "_block_delta", block_delta)
+
+
+def _text_of_any_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Responses `output_text.delta` is text whatever its item."""
+    from navagent.gateway.openai_responses import stream
+
+    original = stream.ResponsesStreamTranslator.handle
+
+    def handle(self: Any, event: SSEEvent) -> list[StreamEvent]:
+        payload = json.loads(event.data) if event.data.startswith("{") else {}
+        if payload.get("type") == "response.output_text.delta" and payload.get("delta"):
+            return [self._parts.text(payload["delta"])]
+        return original(self, event)
+
+    monkeypatch.setattr(stream.ResponsesStreamTranslator, "handle", handle)
+
+
+def _arguments_of_a_message_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Responses arguments for an item that is not a call are dropped, the stream goes on."""
+    from navagent.gateway.openai_responses import stream
+
+    original = stream.ResponsesStreamTranslator._arguments_delta
+
+    def arguments(self: Any, payload: dict[str, Any]) -> list[StreamEvent]:
+        if not self._parts.has_tool_call(self._key(payload)):
+            return []
+        return original(self, payload)
+
+    monkeypatch.setattr(stream.ResponsesStreamTranslator, "_arguments_delta", arguments)
+
+
+@pytest.mark.parametrize(
+    ("provider", "point", "plant", "expected"),
+    [
+        (
+            "anthropic",
+            "stray-delta@request1+1",
+            _text_of_any_block,
+            'but turn 1 showed the text ["I\'ll check the cluster status. [stray text]",',
+        ),
+        (
+            "anthropic",
+            "stray-delta@request1+1",
+            _thinking_of_any_block,
+            "but turn 1 showed the reasoning [' [stray thinking]\\n [stray thinking]']"
+            " (fault-free: [])",
+        ),
+        (
+            "anthropic",
+            "stray-delta@request1+1",
+            _arguments_of_any_block,
+            "but turn 1 ended error/upstream_unavailable (fault-free: answered)",
+        ),
+        (
+            "openai-responses",
+            "stray-delta@request1+1",
+            _text_of_any_item,
+            "fails the stream, as the official SDK's stream state asserts: it ends in"
+            " upstream_unavailable; but completion 1 (turn 1) ended as answered",
+        ),
+        (
+            "openai-responses",
+            "stray-delta@request2+13",
+            _arguments_of_a_message_skipped,
+            "arguments for a message) after content delta 13 fails the stream",
+        ),
+    ],
+    ids=["text-any-block", "thinking-any-block", "json-any-block", "text-any-item", "args-skipped"],
+)
+def test_the_sweep_fails_a_translator_that_takes_a_delta_its_block_does_not_stream(
+    provider: str,
+    point: str,
+    plant: Callable[[pytest.MonkeyPatch], None],
+    expected: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plant(monkeypatch)
+    found = _breaches(_sweep(provider, point))
+    assert expected in found.get("fault-contract", ""), found
