@@ -19,7 +19,11 @@ from navagent.core.events import ChatError, MessageComplete, StreamError, TextDe
 from navagent.core.messages import AssistantMessage, UserMessage
 from navagent.core.sessions import SessionRecorder
 from navagent.fixtures.harness import load_scenario, plan_replays
-from navagent.fixtures.harness.faults._fault_contract import completion_numbers, promise
+from navagent.fixtures.harness.faults._fault_contract import (
+    completion_numbers,
+    error_event_name,
+    promise,
+)
 from navagent.fixtures.harness.faults._invariants import (
     INVARIANTS,
     PointRun,
@@ -373,18 +377,53 @@ def test_every_status_of_the_readme_table_is_held_to_its_row(
 
 
 @pytest.mark.parametrize(
-    ("provider", "name"),
-    [("gemini", "UNAVAILABLE"), ("anthropic", "overloaded_error"), ("openai", "server_error")],
+    ("provider", "point", "name"),
+    [
+        ("gemini", "error-event@request1+0", "UNAVAILABLE"),
+        ("gemini", "error-event@request3+0", "DEADLINE_EXCEEDED"),
+        ("anthropic", "error-event@request1+0", "overloaded_error"),
+        ("anthropic", "error-event@request2+0", "api_error"),
+        ("openai", "error-event@request1+0", "server_error"),
+    ],
 )
 def test_an_error_event_that_opens_the_stream_is_retried_as_its_name_says(
-    monkeypatch: pytest.MonkeyPatch, provider: str, name: str
+    monkeypatch: pytest.MonkeyPatch, provider: str, point: str, name: str
 ) -> None:
     """Plants a defect: the error an API names in its opening event taken as not retryable."""
     from navagent.gateway import errors
 
-    point = "error-event@request1+0"
+    assert error_event_name(provider, parse_point(point)) == name
     assert _breaches(_sweep(provider, point)) == {}
     code, _ = errors._BY_NAME[name]
     monkeypatch.setitem(errors._BY_NAME, name, (code, False))
     assert _breaches(_sweep(provider, point, only=BEFORE)) == {}  # failed over: passed before
     assert "fault-contract" in _breaches(_sweep(provider, point))
+
+
+@pytest.mark.parametrize(
+    ("provider", "point", "name", "planted"),
+    [
+        ("anthropic", "error-event@request1+1", "api_error", "overloaded"),
+        ("gemini", "error-event@request1+2", "DEADLINE_EXCEEDED", "upstream_unavailable"),
+    ],
+)
+def test_an_error_event_mid_stream_ends_in_the_code_its_name_documents(
+    monkeypatch: pytest.MonkeyPatch, provider: str, point: str, name: str, planted: str
+) -> None:
+    """Plants a defect: an API's error name mapped to another code (the user is told wrong)."""
+    from navagent.gateway import errors
+
+    assert error_event_name(provider, parse_point(point)) == name
+    assert _breaches(_sweep(provider, point)) == {}
+    monkeypatch.setitem(errors._BY_NAME, name, (planted, True))
+    assert _breaches(_sweep(provider, point, only=BEFORE)) == {}  # a clean error: passed before
+    assert "fault-contract" in _breaches(_sweep(provider, point))
+
+
+def test_an_opening_error_on_a_response_the_recording_retried_keeps_every_promise() -> None:
+    """Request 3 was recorded as a reset before any byte, then retried: striking it with an
+    opening error event is one more failed attempt of the same kind, and the cut of a body
+    without a content delta is its start (the sweep's transport raised IndexError here,
+    which the gateway rightly answered INTERNAL)."""
+    reset = ROOT / "scenarios" / "provider-reset-mid-stream.yaml"
+    assert _breaches(_sweep("openai-responses", "error-event@request3+0", scenario=reset)) == {}

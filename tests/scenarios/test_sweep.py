@@ -92,20 +92,26 @@ def test_the_space_has_every_fault_at_every_position() -> None:
     assert not space.contains(FaultPoint("tool", 2, "hang"))
 
 
+def _kind(point: FaultPoint) -> tuple[str, int, bool]:
+    """What `cover_kinds` counts as one kind: `http-529*6` and an opening error are their own."""
+    return (point.kind, point.times, point.where == "stream" and point.after == 0)
+
+
 def test_a_small_budget_tries_each_fault_kind_before_sampling() -> None:
     points = FaultSpace(deltas=(9, 12, 7), tool_calls=2).points()
-    kinds = {(point.kind, point.times) for point in points}  # `http-529*6` is a kind of its own
-    assert ("http-529", 6) in kinds and ("http-529", 1) in kinds
+    kinds = {_kind(point) for point in points}
+    assert ("http-529", 6, False) in kinds and ("http-529", 1, False) in kinds
+    assert ("error-event", 1, True) in kinds and ("error-event", 1, False) in kinds
     # Every kind, once, when the budget allows; hypothesis gets what is left.
     covered = cover_kinds(points, 100, seed=0, label="s[openai]")
-    assert sorted((point.kind, point.times) for point in covered) == sorted(kinds)
+    assert sorted(map(_kind, covered)) == sorted(kinds)
     assert all(point in points for point in covered)
     assert cover_kinds(points, 100, seed=0, label="s[openai]") == covered  # seeded
     # A budget smaller than the kinds: each grid starts elsewhere, so a sweep's grids
     # share every kind out between them (a 401 is drawn, not only stream faults).
     drawn = {
-        (point.kind, point.times)
-        for label in (f"scenario-{n}[openai]" for n in range(30))
+        _kind(point)
+        for label in (f"scenario-{n}[openai]" for n in range(80))
         for point in cover_kinds(points, 5, seed=0, label=label)
     }
     assert drawn == kinds
