@@ -405,6 +405,7 @@ def test_an_error_event_that_opens_the_stream_is_retried_as_its_name_says(
     [
         ("anthropic", "error-event@request1+1", "api_error", "overloaded"),
         ("gemini", "error-event@request1+2", "DEADLINE_EXCEEDED", "upstream_unavailable"),
+        ("gemini", "error-event@request1+3", "UNAVAILABLE", "upstream_unavailable"),
     ],
 )
 def test_an_error_event_mid_stream_ends_in_the_code_its_name_documents(
