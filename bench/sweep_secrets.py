@@ -1,6 +1,6 @@
 """What the sweep's secret points cost (issue 42): per point, and their share of a sweep.
 
-Every grid runs its secret points (`secret@tool1`, `secret@requestR`,
+Every grid runs its secret points (`secret@tool1`, `secret@requestR`, `secret-cut@requestR`,
 `secret-error@request1`) on every budget, each recording what `nav agent`
 writes (the capture, sessions.db, log lines) and scanning it. This sweeps
 every scenario x format at `--budget` in one process and prints, for the

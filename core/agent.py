@@ -73,6 +73,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from navagent.core.redaction import redact_cut_end
 from navagent.core.tools import TOOLS_BY_NAME, ToolOutcome, ToolRunner
 
 __all__ = [
@@ -414,7 +415,9 @@ class Agent:
                         case _:
                             pass
         except asyncio.CancelledError:
-            partial = "".join(streamed)
+            # Cut where the user stopped it: it may end in half a credential,
+            # which redaction could not recognise once saved.
+            partial = redact_cut_end("".join(streamed))
             if partial.strip():
                 self._append(AssistantMessage(content=partial + INTERRUPTED_MARK))
             raise

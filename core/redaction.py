@@ -86,6 +86,7 @@ from navagent.core._secret_shapes import VENDOR_TOKENS
 
 __all__ = [
     "CREDENTIAL_NAME_WORDS",
+    "CUT_TAIL_BYTES",
     "DETECTORS",
     "HAND_SHAPES",
     "MIN_SECRET_CHARS",
@@ -101,6 +102,7 @@ __all__ = [
     "find_secrets",
     "header_safe_problem",
     "redact",
+    "redact_cut_end",
     "redact_json",
     "redact_json_text",
     "redact_many",
@@ -903,8 +905,123 @@ def _char_spans(text: str, data: bytes, spans: list[tuple[str, int, int]]) -> li
     return [SecretMatch(kind, chars[first], chars[last]) for kind, first, last in bounded]
 
 
+CUT_TAIL_BYTES = 4096
+"""How far back from a cut its unfinished credential is looked for: longer than any credential."""
+_CUT_KIND = "the start of a credential, cut"
+_CUT_MIN_REST = 6
+"""Characters after an issuer's prefix before a cut token counts as a credential's start:
+fewer give away next to nothing, and a word that merely starts like a prefix is left."""
+_CUT_TOKEN = r"[A-Za-z0-9_\-.+/=~%]"
+_CUT_PREFIXES_ALSO = ("sk_live_", "rk_live_")
+"""Stripe's plugin shape names `k_live_` (its pattern reads the `s` or `r` before it)."""
+_NOT_A_START = frozenset({"-us"})
+"""Mailchimp's `-us` ends its key: a text cut before it holds only hex."""
+
+
+def _issuer_prefixes() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The literals credential shapes start with that name the issuer (`sk-ant-`, `ghp_`).
+
+    Those that start with a letter or digit (a token's start), and those that
+    start with a sign (`:AA` after a Telegram bot's number, `.atlasv1.`).
+    """
+    found: set[str] = set(_CUT_PREFIXES_ALSO)
+    for shape in (*SECRET_SHAPES, _BASE64_RUN):
+        if not shape.folded:
+            found.update(shape.prefixes)
+    by_length = sorted(found - _NOT_A_START, key=len, reverse=True)
+    words = tuple(prefix for prefix in by_length if prefix[:1].isalnum())
+    signs = tuple(
+        prefix
+        for prefix in by_length
+        if not prefix[:1].isalnum() and sum(map(str.isalpha, prefix)) >= 2
+    )
+    return words, signs
+
+
+def _alternatives(prefixes: tuple[str, ...]) -> str:
+    return "(?:" + "|".join(re2.escape(prefix) for prefix in prefixes) + ")"
+
+
+_WORD_PREFIXES, _SIGN_PREFIXES = _issuer_prefixes()
+_CUT_SHAPES: tuple[tuple[Regexp, bool], ...] = (
+    # An issuer's prefix and enough of a token after it, up to the cut: one
+    # that starts with a letter or digit starts a word, one with a sign may not.
+    (
+        _compile(
+            f"(?:^|[^A-Za-z0-9])(?P<secret>{_alternatives(_WORD_PREFIXES)}"
+            f" ?(?P<rest>{_CUT_TOKEN}{{{_CUT_MIN_REST},}}))\\z"
+        ),
+        True,
+    ),
+    (
+        _compile(
+            f"(?P<secret>{_alternatives(_SIGN_PREFIXES)}"
+            f" ?(?P<rest>{_CUT_TOKEN}{{{_CUT_MIN_REST},}}))\\z"
+        ),
+        True,
+    ),
+    # A value being assigned to a credential name (`DB_PASSWORD=hunt`): any value.
+    (
+        _compile(
+            rf"(?i)(?:{_NAME_WORDS})[A-Za-z0-9_.\-]*['\"]?[ \t]*[:=][ \t]*['\"]?"
+            r"(?P<secret>(?P<rest>[^\s'\"]{4,}))\z"
+        ),
+        False,
+    ),
+    # The credential after an HTTP authentication scheme (`Bearer eyJ...`).
+    (
+        _compile(rf"(?i)\b(?:bearer|{_SCHEMES})[ \t]+(?P<secret>(?P<rest>[^\s'\"]{{4,}}))\z"),
+        True,
+    ),
+)
+"""What a text cut in the middle of a credential ends with: the credential's first
+part, which no whole-credential shape matches (too short, or its end missing).
+With True, what follows the prefix or scheme must look generated (`_generated`):
+`path/to/file` starts like an Airtable token, `API-gateway` like an Octopus key."""
+_DIGITS_AND_CAPITALS = _compile("[0-9A-Z]")
+
+
+def _generated(rest: bytes) -> bool:
+    """Whether a token's characters look generated: a digit or a capital among them.
+
+    Six random characters of a key's alphabet have neither once in a few hundred;
+    the ends of words and paths rarely have either.
+    """
+    return _DIGITS_AND_CAPITALS.search(rest) is not None
+
+
+def _cut_spans(data: bytes) -> list[tuple[str, int, int]]:
+    """The unfinished credential `data` ends with, as byte spans.
+
+    Searched in its last `CUT_TAIL_BYTES` only: bounded time whatever the length.
+    """
+    start = max(0, len(data) - CUT_TAIL_BYTES)
+    found: list[tuple[str, int, int]] = []
+    for pattern, generated in _CUT_SHAPES:
+        match = pattern.search(data, start)
+        if match is None:
+            continue
+        rest = match.group(pattern.groupindex[b"rest"])
+        if not generated or _generated(rest):
+            found.append((_CUT_KIND, *match.span(pattern.groupindex[b"secret"])))
+    secrets = _secrets
+    tail = data[start:].decode("utf-8", "surrogatepass") if secrets else ""
+    for secret in secrets:  # a configured key, cut: its first characters end the text
+        for size in range(min(len(secret) - 1, len(tail)), MIN_SECRET_CHARS - 1, -1):
+            if tail.endswith(secret[:size]):
+                cut = len(secret[:size].encode("utf-8", "surrogatepass"))
+                found.append((_KNOWN_KIND, len(data) - cut, len(data)))
+                break
+    return found
+
+
 def find_secrets(
-    text: str, *, extra: Iterable[str] = (), extra_kind: str = _KNOWN_KIND, blocks: bool = True
+    text: str,
+    *,
+    extra: Iterable[str] = (),
+    extra_kind: str = _KNOWN_KIND,
+    blocks: bool = True,
+    cut: bool = False,
 ) -> list[SecretMatch]:
     """Every secret in `text`: registered, in `extra`, credential-shaped or a key block.
 
@@ -913,9 +1030,19 @@ def find_secrets(
     a finding, so redacting twice changes nothing. `blocks=False` leaves the
     key blocks out (`redact_many` finds them text by text). Every shape runs
     on RE2 over the text's UTF-8 bytes: time linear in the text.
+
+    `cut=True` is for a text that stopped where it was cut (a cancelled or
+    broken stream, a body read in part): it may end in the first part of a
+    credential, which no shape matches whole, so what it ends with is a
+    finding too when it starts like one (an issuer's prefix, a value
+    assigned to a credential name or given after an auth scheme, the start
+    of a configured key).
     """
     data = text.encode("utf-8", "surrogatepass")
-    found = _char_spans(text, data, _byte_spans(data, blocks=blocks, nested=False))
+    spans = _byte_spans(data, blocks=blocks, nested=False)
+    if cut:
+        spans += _cut_spans(data)
+    found = _char_spans(text, data, spans)
     for value in extra:
         if value:
             start = text.find(value)
@@ -959,10 +1086,20 @@ def _merged(matches: Iterable[SecretMatch]) -> list[tuple[int, int, str]]:
     return spans
 
 
-def redact(text: str, *, extra: Iterable[str] = ()) -> str:
-    """`text` with every secret `find_secrets` sees replaced by `[redacted]`."""
-    matches = find_secrets(text, extra=extra)
+def redact(text: str, *, extra: Iterable[str] = (), cut: bool = False) -> str:
+    """`text` with every secret `find_secrets` sees replaced by `[redacted]` (`cut`: see there)."""
+    matches = find_secrets(text, extra=extra, cut=cut)
     return _masked(text, matches) if matches else text
+
+
+def redact_cut_end(text: str) -> str:
+    """`text`, cut where it stopped (a cancelled answer), with its unfinished credential masked.
+
+    Only that: the rest is masked wherever it is written, as always.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    spans = _cut_spans(data)
+    return _masked(text, _char_spans(text, data, spans)) if spans else text
 
 
 def _masked(text: str, matches: Iterable[SecretMatch]) -> str:
@@ -976,7 +1113,7 @@ def _masked(text: str, matches: Iterable[SecretMatch]) -> str:
     return "".join(pieces)
 
 
-def redact_pieces(pieces: list[str], *, extra: Iterable[str] = ()) -> list[str]:
+def redact_pieces(pieces: list[str], *, extra: Iterable[str] = (), cut: bool = False) -> list[str]:
     """`pieces` redacted as one text (a streamed answer), still as many pieces.
 
     A secret split across pieces is masked: its first piece gets `[redacted]`
@@ -984,7 +1121,7 @@ def redact_pieces(pieces: list[str], *, extra: Iterable[str] = ()) -> list[str]:
     `redact("".join(pieces))`.
     """
     text = "".join(pieces)
-    spans = _merged(find_secrets(text, extra=extra))
+    spans = _merged(find_secrets(text, extra=extra, cut=cut))
     if not spans:
         return list(pieces)
     out: list[str] = []

@@ -49,6 +49,7 @@ from navagent.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from navagent.core.redaction import REDACTED
 from tests.core.fakes import (
     SYSTEM_PROMPT,
     TOOLS,
@@ -289,6 +290,26 @@ async def test_agent_stream_without_terminal_event_is_an_error() -> None:
     with pytest.raises(ChatFailedError, match="ended without a final message"):
         await agent.run_turn("hi")
     assert agent.history == (UserMessage(content="hi"),)
+
+
+async def test_agent_cancel_inside_a_credential_keeps_none_of_it() -> None:
+    """Cut mid-key, the first half is masked: once saved, no redaction could tell it is one."""
+    half_key = "ghp_" + "AbCd1234EfGh"
+    client = ScriptedChatClient(
+        [[TextDelta(text="Your token is "), TextDelta(text=half_key), Stall()]]
+    )
+    sink = EventLog()
+    agent = make_agent(client, sink=sink)
+
+    turn = asyncio.create_task(agent.run_turn("what is my token?"))
+    await wait_for(lambda: len(sink.of("text_delta")) == 2)
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+
+    assert agent.history[-1] == AssistantMessage(
+        content="Your token is " + REDACTED + INTERRUPTED_MARK
+    )
 
 
 async def test_agent_cancel_while_streaming_keeps_partial_text_marked() -> None:

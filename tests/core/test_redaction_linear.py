@@ -37,19 +37,19 @@ def _repeated(prefix: str, size: int) -> str:
     return (prefix * (size // len(prefix) + 1))[:size]
 
 
-def _seconds(text: str) -> float:
+def _seconds(text: str, *, cut: bool = False) -> float:
     best = float("inf")
     for _ in range(2):
         started = time.perf_counter()
-        redact(text)
+        redact(text, cut=cut)
         best = min(best, time.perf_counter() - started)
     return best
 
 
-def _assert_linear(prefix: str) -> None:
+def _assert_linear(prefix: str, *, cut: bool = False) -> None:
     small_text, large_text = _repeated(prefix, SIZE), _repeated(prefix, 4 * SIZE)
     for _ in range(ATTEMPTS):
-        small, large = _seconds(small_text), _seconds(large_text)
+        small, large = _seconds(small_text, cut=cut), _seconds(large_text, cut=cut)
         if large < FLOOR_S or large < RATIO * max(small, FLOOR_S / RATIO):
             return
     raise AssertionError(
@@ -75,3 +75,8 @@ def test_a_repeated_prefix_of_every_shape_takes_linear_time(prefix: str) -> None
 @pytest.mark.parametrize("head", HEADS)
 def test_the_repeated_head_of_every_kind_in_the_corpus_takes_linear_time(head: str) -> None:
     _assert_linear(head)
+
+
+@pytest.mark.parametrize("prefix", [*PROBES, "password=", "Bearer ", "AKIA"])
+def test_a_cut_texts_end_is_searched_in_linear_time(prefix: str) -> None:
+    _assert_linear(prefix, cut=True)

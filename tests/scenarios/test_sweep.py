@@ -80,7 +80,7 @@ def test_a_malformed_point_says_which_forms_work(text: str) -> None:
 def test_the_space_has_every_fault_at_every_position() -> None:
     space = FaultSpace(deltas=(2, 0), tool_calls=1)
     points = space.points()
-    requests = len(REQUEST_FAULTS) - 2 + len(REPEATED_FAULTS)  # the secret ones: not here
+    requests = len(REQUEST_FAULTS) - 3 + len(REPEATED_FAULTS)  # the secret ones: not here
     tools = len(TOOL_FAULTS) - 1
     opening = 2  # an error event that opens each response (`+0`)
     assert len(points) == 2 * requests + 2 * len(STREAM_FAULTS) + opening + tools
@@ -169,11 +169,11 @@ def test_a_small_sweep_of_todays_agent_is_clean() -> None:
     grid = sweep_grid(job, SweepOptions(budget=4, seed=1, invariants=dict(INVARIANTS)))  # type: ignore[arg-type]
     assert grid.error == ""
     assert grid.space is not None and grid.space.tool_calls == 3
-    assert len(grid.results) == 8  # the baseline, four sampled points, the three secret ones
+    assert len(grid.results) == 9  # the baseline, four sampled points, the four secret ones
     assert grid.violations == []
     text = grid_text(grid)
     assert "a point of each fault kind, then sampled by hypothesis, seed 1" in text
-    assert summary_line([grid]).startswith("sweep: 1 scenario x format, 7 points, 0 violations")
+    assert summary_line([grid]).startswith("sweep: 1 scenario x format, 8 points, 0 violations")
 
 
 def _leaky_complete(monkeypatch: pytest.MonkeyPatch) -> None:

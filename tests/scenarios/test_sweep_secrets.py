@@ -15,6 +15,7 @@ import pytest
 
 from navagent.core import redaction
 from navagent.fixtures.harness import load_scenario, plan_replays
+from navagent.fixtures.harness.cassettes._body_redaction import redact_body_bytes
 from navagent.fixtures.harness.cassettes._cassette import load_cassette
 from navagent.fixtures.harness.faults import _invariants
 from navagent.fixtures.harness.faults._invariants import INVARIANTS
@@ -36,10 +37,10 @@ def _sweep(*texts: str, provider: str = "anthropic") -> GridResult:
     return sweep_grid(job, SweepOptions(points=points, invariants=dict(INVARIANTS)))
 
 
-def _answer_point(provider: str = "anthropic") -> str:
+def _answer_point(provider: str = "anthropic", kind: str = "secret") -> str:
     """`secret@requestN` for the scenario's last request (its last turn's answer)."""
     (job,) = plan_replays([load_scenario(SCENARIO)], [provider])
-    return f"secret@request{len(load_cassette(job.cassette).requests)}"
+    return f"{kind}@request{len(load_cassette(job.cassette).requests)}"
 
 
 def _breaches(grid: GridResult) -> list[str]:
@@ -65,11 +66,13 @@ def test_the_secret_points_run_on_every_budget_and_are_not_sampled() -> None:
     assert [str(p) for p in space.secret_points()] == [
         "secret@tool1",
         "secret@request2",
+        "secret-cut@request2",
         "secret-error@request1",
     ]
     assert all(not point.kind.startswith("secret") for point in space.points())
     assert FaultSpace(deltas=(4,), tool_calls=0).secret_points() == [
         parse_point("secret@request1"),
+        parse_point("secret-cut@request1"),
         parse_point("secret-error@request1"),
     ]
 
@@ -107,10 +110,13 @@ def test_todays_stack_writes_no_planted_credential_anywhere(
     seen = _scanned(monkeypatch)
     grid = _sweep(str(TOOL), provider=provider)
     grid.results += _sweep(_answer_point(provider), provider=provider).results
-    grid.results += _sweep(str(ERROR), provider=provider).results
+    cut = _sweep(_answer_point(provider, "secret-cut"), provider=provider).results
+    grid.results += cut + _sweep(str(ERROR), provider=provider).results
     assert _breaches(grid) == []
+    assert cut[-1].outcome.endswith(": timeout/timeout")  # stalled inside the first key
     assert grid.results[-1].outcome == "turn 1: error/invalid_request"  # the error reached it
-    tool_run, answer_run, error_run = seen
+    tool_run, answer_run, cut_run, error_run = seen
+    assert "[redacted]" in cut_run["capture provider.yaml"]
     for artifacts in seen:  # the run recorded what `nav agent` writes
         names = set(artifacts)
         assert {"capture provider.yaml", "capture turns.jsonl", "capture meta.json"} <= names
@@ -128,6 +134,11 @@ def _identity(text: Any, *args: Any, **kwargs: Any) -> Any:
 def _cut_only(text: str, limit: int) -> str:
     """An error text shortened but not redacted."""
     return text[:limit]
+
+
+def _body_never_cut(body: Any, **kwargs: Any) -> Any:
+    """A recorded body redacted as if it had ended, whatever stopped it."""
+    return redact_body_bytes(body)
 
 
 def _pieces_one_by_one(pieces: list[str], **kwargs: Any) -> list[str]:
@@ -167,6 +178,12 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any], str, str]] = {
         "tool",
         "capture provider.yaml",
     ),
+    "a body cut inside a credential redacted as whole": (
+        "navagent.fixtures.harness.cassettes._cassette.redact_body_bytes",
+        _body_never_cut,
+        "cut",
+        "capture provider.yaml",
+    ),
     "clipped error text unredacted": (
         "navagent.gateway.errors.clip",
         _cut_only,
@@ -181,7 +198,9 @@ def test_a_write_path_that_skips_redaction_fails_the_sweep_naming_the_artifact(
     monkeypatch: pytest.MonkeyPatch, defect: str
 ) -> None:
     target, replacement, where, artifact = DEFECTS[defect]
-    point = {"tool": str(TOOL), "error": str(ERROR)}.get(where) or _answer_point()
+    point = {"tool": str(TOOL), "error": str(ERROR), "cut": _answer_point(kind="secret-cut")}.get(
+        where
+    ) or _answer_point()
     monkeypatch.setattr(target, replacement)
     breaches = _breaches(_sweep(point))
     leaks = [text for text in breaches if text.startswith(f"{point}: {artifact} line ")]
