@@ -1,0 +1,77 @@
+"""Turns cut while the model reasons, and the answers the gateway must take back (issue 42).
+
+A cosmic-ray mutant that kept a Responses reasoning item last in its turn
+(`gateway/openai_responses/request.py`, the loop that drops it) passed every
+replay and the sweep: the agent keeps nothing of a completion cut while the
+model reasoned (a final message of reasoning alone is empty to it, a cancel
+keeps answer text only), so no request of a run ever held that shape. Other
+clients of the gateway keep it (openai/openai-agents-js#326 sends a run's
+history back as it came), and the API refuses it: `answers-go-back` sends
+every answer no later request carried back as such a client would.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from typing import Any
+
+import pytest
+
+from navagent.core.agent import CUT_AT_LIMIT_NOTE
+from navagent.core.wire_formats import FORMAT_IDS
+from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
+from navagent.fixtures.harness.scenarios._model import Cancel
+from navagent.gateway.openai_responses import request as responses_request
+from tests.scenarios.conftest import CopyCase
+
+SCENARIO = "cut-while-reasoning"
+
+
+@pytest.mark.parametrize("provider", FORMAT_IDS)
+async def test_cut_while_reasoning_leaves_nothing_and_the_next_turn_is_accepted(
+    provider: str, copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    folder = copy_case(SCENARIO, providers=(provider,))
+    scenario = load_scenario(folder / f"{SCENARIO}.yaml")
+
+    result = await replay_scenario(scenario, provider, cluster=cluster)
+
+    assert result.passed, result.problems
+    assert result.transcript is not None
+    cut, cancelled, _next = result.transcript.turns
+    assert (cut.finish, cut.answer, cancelled.finish, cancelled.answer) == (
+        "answered",
+        "",
+        "cancelled",
+        "",
+    )
+    assert cut.note == CUT_AT_LIMIT_NOTE
+
+
+async def test_a_trailing_reasoning_item_sent_back_fails_the_replay(
+    monkeypatch: pytest.MonkeyPatch, copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    folder = copy_case(SCENARIO, providers=("openai-responses",))
+    scenario = load_scenario(folder / f"{SCENARIO}.yaml")
+    # The surviving mutant, planted in the function's own source: the trailing item kept.
+    source = textwrap.dedent(inspect.getsource(responses_request._assistant_items))
+    dropped = 'while items and items[-1]["type"] == "reasoning":'
+    assert source.count(dropped) == 1
+    kept = source.replace(dropped, 'while not items and items[-1]["type"] == "reasoning":')
+    namespace: dict[str, Any] = {}
+    exec(compile(kept, "<trailing-reasoning>", "exec"), vars(responses_request), namespace)
+    monkeypatch.setattr(responses_request, "_assistant_items", namespace["_assistant_items"])
+
+    result = await replay_scenario(scenario, "openai-responses", cluster=cluster)
+
+    assert not result.passed
+    breach = "[answers-go-back] completion 1 (reasoning alone)"
+    refused = [p for p in result.problems if breach in p]
+    assert refused and "without its required following item" in refused[0], result.problems
+
+
+def test_a_cancel_during_reasoning_is_one_point() -> None:
+    assert Cancel(after_thinking_chars=20).point == "after 20 characters of reasoning"
+    with pytest.raises(ValueError, match="exactly one of"):
+        Cancel(after_chars=3, after_thinking_chars=20)
