@@ -13,16 +13,22 @@ every answer no later request carried back as such a client would.
 from __future__ import annotations
 
 import inspect
+import json
 import textwrap
 from typing import Any
 
 import pytest
 
 from navagent.core.agent import CUT_AT_LIMIT_NOTE
+from navagent.core.messages import AssistantMessage, ThinkingPart, UserMessage
 from navagent.core.wire_formats import FORMAT_IDS
 from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
+from navagent.fixtures.harness.faults._invariants import PointRun, valid_history
 from navagent.fixtures.harness.scenarios._model import Cancel
+from navagent.fixtures.provider.wire._ids import seal_reasoning
+from navagent.gateway._origin import route_origin
 from navagent.gateway.openai_responses import request as responses_request
+from navagent.gateway.routes import parse_routes
 from tests.scenarios.conftest import CopyCase
 
 SCENARIO = "cut-while-reasoning"
@@ -75,3 +81,60 @@ def test_a_cancel_during_reasoning_is_one_point() -> None:
     assert Cancel(after_thinking_chars=20).point == "after 20 characters of reasoning"
     with pytest.raises(ValueError, match="exactly one of"):
         Cancel(after_chars=3, after_thinking_chars=20)
+
+
+def test_the_saved_history_goes_to_its_own_format_as_its_route_sends_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`valid-history` builds the run's own format as its route does: its reasoning goes too.
+
+    Built for the format's default route, the origin differs and every reasoning item
+    is left out, so an item the builder breaks was never checked.
+    """
+    endpoint, model = "http://simulated-provider.invalid", "gpt-5-mini"
+    route = parse_routes(
+        {
+            "routes": [
+                {
+                    "routing_hint": "scenario-0",
+                    "endpoint": endpoint,
+                    "model": model,
+                    "protocols": ["openai_responses"],
+                    "api_key": "sk-route",
+                }
+            ]
+        },
+        source="test",
+    ).routes[0]
+    item_id, text = "rs_" + "ab" * 25, "I will say hello."
+    payload = {
+        "item_id": item_id,
+        "encrypted_content": seal_reasoning(item_id, text, follows="message"),
+        "summary": [text],
+        "after_tool_calls": 0,
+    }
+    origin = route_origin("openai_responses", endpoint, model)
+    answer = AssistantMessage(
+        content="hello",
+        thinking=(ThinkingPart(text=text, origin=origin, payload=json.dumps(payload)),),
+    )
+    run = PointRun(scenario="s", provider="openai-responses", point=None, transcript=None)
+    run.history = (UserMessage(content="hi"), answer)
+    run.route = route
+    assert valid_history(run) == []
+
+    real = responses_request._reasoning
+
+    def altered(part: ThinkingPart, origin: str) -> Any:  # the planted defect
+        replay = real(part, origin)
+        if replay is None:
+            return None
+        item, after = replay
+        return {**item, "encrypted_content": item["encrypted_content"][::-1]}, after
+
+    monkeypatch.setattr(responses_request, "_reasoning", altered)
+    refused = valid_history(run)
+    assert len(refused) == 1 and "could not be verified" in refused[0], refused
+    assert refused[0].startswith("openai-responses refuses the next turn")
+    run.route = None  # the default route: the item is not sent, the defect not seen
+    assert valid_history(run) == []
