@@ -77,6 +77,34 @@ async def test_a_trailing_reasoning_item_sent_back_fails_the_replay(
     assert refused and "without its required following item" in refused[0], result.problems
 
 
+async def test_a_real_apis_recording_is_not_sent_back_to_the_simulator(
+    monkeypatch: pytest.MonkeyPatch, copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    """A real API's encrypted reasoning and signatures: only it can open them, not the simulator.
+
+    So on a recording from a real API `answers-go-back` checks nothing (it would refuse every
+    reasoning item as unverifiable); here the planted trailing item goes unseen, as it must.
+    """
+    folder = copy_case(SCENARIO, providers=("openai-responses",))
+    cassette = folder.parent / "cassettes" / "openai-responses" / f"{SCENARIO}.yaml"
+    text = cassette.read_text(encoding="utf-8")
+    assert text.count("kind: simulated") == 1
+    cassette.write_text(text.replace("kind: simulated", "kind: real"), encoding="utf-8")
+    source = textwrap.dedent(inspect.getsource(responses_request._assistant_items))
+    kept = source.replace(
+        'while items and items[-1]["type"]', 'while not items and items[-1]["type"]'
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(kept, "<trailing-reasoning>", "exec"), vars(responses_request), namespace)
+    monkeypatch.setattr(responses_request, "_assistant_items", namespace["_assistant_items"])
+
+    result = await replay_scenario(
+        load_scenario(folder / f"{SCENARIO}.yaml"), "openai-responses", cluster=cluster
+    )
+
+    assert not [p for p in result.problems if "answers-go-back" in p], result.problems
+
+
 def test_a_cancel_during_reasoning_is_one_point() -> None:
     assert Cancel(after_thinking_chars=20).point == "after 20 characters of reasoning"
     with pytest.raises(ValueError, match="exactly one of"):
