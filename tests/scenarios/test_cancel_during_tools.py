@@ -62,7 +62,8 @@ async def test_a_cancel_whose_results_are_not_saved_fails_the_replay(
 
 
 def test_a_cancel_takes_exactly_one_point() -> None:
-    with pytest.raises(ValidationError, match="exactly one of `after_chars` and `during_tool`"):
+    one = "exactly one of `after_chars`, `during_tool` and `after_thinking_chars`"
+    with pytest.raises(ValidationError, match=one):
         Cancel(after_chars=3, during_tool=1)
     with pytest.raises(ValidationError, match="exactly one"):
         Cancel()
