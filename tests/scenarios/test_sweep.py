@@ -361,3 +361,21 @@ def test_no_point_waits_in_real_time_yet_every_deadline_fires() -> None:
     assert results["overtime@tool1"].outcome == "ok"  # killed at its own 30 s, skipped
     assert timing.skipped_s > 30
     assert grid.violations == [] and timing.violations == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "point"),
+    [("openai", "unknown-event@request2+6"), ("gemini", "unknown-event@request2+4")],
+)
+def test_a_fault_that_lets_a_stalled_recording_go_on_still_stalls(
+    provider: str, point: str
+) -> None:
+    """A recording that stalled (`end: silent`) keeps its stall after a fault that lets the
+    body go on: ended early instead, the turn broke as upstream_unavailable, which the fault
+    contract rightly refused (a skipped unknown event must change nothing)."""
+    scenario = load_scenario(ROOT / "scenarios" / "provider-stall.yaml")
+    (job,) = plan_replays([scenario], [provider])
+    options = SweepOptions(points=(parse_point(point),), invariants=dict(INVARIANTS))
+    grid = sweep_grid(job, options)
+    assert grid.violations == []
+    assert [result.outcome for result in grid.results] == ["baseline", "ok"]
