@@ -219,3 +219,43 @@ async def test_record_modes_mean_what_they_mean_in_vcrpy(
                 assert response.status_code == 200
     assert len(sim.requests) == sent_before + 1  # only the new request went out
     assert len(_responses(path)) == 2
+
+
+async def test_a_chunk_two_readers_wait_on_is_recorded_once_and_none_is_lost(
+    tmp_path: Path,
+) -> None:
+    # A read the gateway let go (a cancelled turn, a read `BodyChunks` left suspended)
+    # can be resumed after `finish` took its chunk: both then hold the same read.
+    # Each awaiter keeping the chunk wrote it twice and lost the next (a key cut in half).
+    release = asyncio.Event()
+
+    async def body() -> Any:
+        yield b"data: one\n\n"
+        await release.wait()
+        for word in (b"two", b"three", b"four"):
+            yield b"data: " + word + b"\n\n"
+
+    inner = httpx.MockTransport(
+        lambda _request: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, content=body()
+        )
+    )
+    transport = CassetteTransport(inner)
+    path = tmp_path / "twice.yaml"
+    with open_cassette(path, record=True) as cassette:
+        async with transport.using(cassette):
+            response = await transport.handle_async_request(
+                httpx.Request("POST", "http://p.test/v1/messages")
+            )
+            recording = response.stream
+            chunks = aiter(recording)
+            assert await anext(chunks) == b"data: one\n\n"
+            stale = asyncio.ensure_future(anext(chunks))  # the read the gateway lets go
+            await asyncio.sleep(0.01)
+            finish = recording.finish()  # type: ignore[attr-defined]
+            await asyncio.sleep(0.01)  # both now wait on the same read
+            release.set()
+            assert await stale == b"data: two\n\n"
+            await finish
+    (recorded,) = _responses(path)
+    assert recorded["body"]["string"] == "data: one\n\ndata: two\n\ndata: three\n\ndata: four\n\n"
