@@ -157,17 +157,20 @@ class SessionStore:
         path: Path | str | None = None,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         """Open (and create or migrate) the database.
 
         Args:
-            path: The database file; None means `default_db_path()`.
+            path: The database file; None means `default_db_path(environ=environ)`.
             clock: Source of timestamps (aware UTC datetimes); tests pin it.
+            environ: The environment a None `path` is resolved in (default: this
+                process's); the replay harness finds a run's store as `nav agent` does.
 
         Raises:
             SessionError: the file cannot be opened or is not a database.
         """
-        self.path = Path(path) if path is not None else default_db_path()
+        self.path = Path(path) if path is not None else default_db_path(environ=environ)
         self._clock = clock
         try:
             _make_private(self.path)

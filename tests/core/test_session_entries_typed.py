@@ -172,3 +172,18 @@ def test_a_torn_usage_column_is_left_out_of_the_totals_not_an_error(store: Sessi
     store._db.execute("UPDATE entries SET usage = '{\"input_tok' WHERE seq = 2")
     (listed,) = store.list_sessions()
     assert listed.usage == ANSWER_COST
+
+
+def test_the_store_is_resolved_in_the_environment_given_not_this_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from navagent.core.sessions import STATE_DIR_ENV, default_db_path
+
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "process"))
+    given = {STATE_DIR_ENV: str(tmp_path / "given")}
+    assert default_db_path(environ=given) == tmp_path / "given" / "sessions.db"
+    assert default_db_path(tmp_path / "arg", environ=given) == tmp_path / "arg" / "sessions.db"
+    assert default_db_path() == tmp_path / "process" / "sessions.db"
+    with SessionStore(environ=given) as store:
+        assert store.path == tmp_path / "given" / "sessions.db"
+    assert not (tmp_path / "process").exists()
