@@ -77,6 +77,9 @@ class _LazyRecorder:
     def record_message(self, message: Message, usage: Usage | None = None) -> None:
         self._target().record_message(message, usage)
 
+    def record_usage(self, usage: Usage) -> None:
+        self._target().record_usage(usage)
+
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         self._target().record_compaction(summary, kept)
 

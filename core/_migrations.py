@@ -151,6 +151,37 @@ def m006_demo_sessions(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN demo INTEGER NOT NULL DEFAULT 0")
 
 
+def m007_usage_entries(db: sqlite3.Connection) -> None:
+    """A fourth kind of entry: `usage`, what a completion that added no message cost.
+
+    A completion with no text, refusal or tool call (an Anthropic refusal
+    without words, an empty answer) adds nothing to the conversation, yet it
+    was billed; its entry has an empty body and the usage. Rebuilt as in
+    `m005_rewind_entries`, the only way SQLite widens a CHECK constraint.
+    """
+    db.execute(
+        """
+        CREATE TABLE entries_new (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('message', 'compaction', 'rewind', 'usage')),
+            role TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            usage TEXT,
+            PRIMARY KEY (session_id, seq)
+        )
+        """
+    )
+    db.execute(
+        "INSERT INTO entries_new (session_id, seq, kind, role, body, created_at, usage)"
+        " SELECT session_id, seq, kind, role, body, created_at, usage FROM entries"
+    )
+    db.execute("DROP TABLE entries")
+    db.execute("ALTER TABLE entries_new RENAME TO entries")
+    db.execute("CREATE INDEX entries_by_kind ON entries (session_id, kind, seq)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_sessions,
     m002_entries,
@@ -158,6 +189,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m004_thinking_payload,
     m005_rewind_entries,
     m006_demo_sessions,
+    m007_usage_entries,
 )
 
 

@@ -153,6 +153,14 @@ class ConversationRecorder(Protocol):
         """
         ...
 
+    def record_usage(self, usage: Usage) -> None:
+        """Persist what a completion that added no message to the history cost.
+
+        An empty completion (an Anthropic refusal without words) stays out of
+        the history, which providers would refuse, but it was billed.
+        """
+        ...
+
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         """Persist that the history is now `summary_message(summary)` + `kept`."""
         ...
@@ -323,6 +331,8 @@ class Agent:
                     result, end = completed
                     if not result.is_empty:
                         self._append(result, usage=end.usage if end is not None else None)
+                    elif end is not None and self._recorder is not None:
+                        self._record_usage(end.usage)
                     if not result.tool_calls:
                         return self._finish_without_calls(result, end, iterations)
                     await self._run_tools(result.tool_calls)
@@ -561,6 +571,10 @@ class Agent:
         self._recorded_in_turn += 1
         if self._recorder is not None:
             self._persist(lambda recorder: recorder.record_message(message, usage))
+
+    def _record_usage(self, usage: Usage) -> None:
+        """Save what an empty completion cost: not in the history, but billed."""
+        self._persist(lambda recorder: recorder.record_usage(usage))
 
     def _persist(self, write: _Write) -> None:
         """Run one recorder write; on failure warn once and stop recording.

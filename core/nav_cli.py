@@ -50,6 +50,9 @@ NAV_AGENT_CLI_ENV = "NAV_AGENT_CLI"
 DEFAULT_OUTPUT_CAP_BYTES = 32 * 1024
 """Per stream: about 8k tokens, enough for any normal table or policy."""
 NO_OUTPUT = "Command completed successfully (no output)."
+MAX_ARG_STRLEN = 32 * os.sysconf("SC_PAGE_SIZE")
+"""Linux's limit on one argument, its closing NUL included (`MAX_ARG_STRLEN` in
+linux/binfmts.h: 32 pages, 131,072 bytes with 4 KiB pages); exec fails with E2BIG past it."""
 DEFAULT_TIMEOUT_S = 60.0
 """A tool call is killed after this long."""
 DEFAULT_CREATE_TIMEOUT_S = 300.0
@@ -168,9 +171,21 @@ def _start_failure(cli: str, argv: tuple[str, ...], error: OSError) -> str:
     """Why `argv` did not start, worded for the model (and the user reading along)."""
     if error.errno == errno.E2BIG:
         size = sum(len(arg.encode("utf-8", "surrogateescape")) + 1 for arg in argv)
+        # the program's own path is left out: the model did not write it, and it
+        # differs between installs (a replay's text would too)
+        program = len(argv[0].encode("utf-8", "surrogateescape")) + 1 if argv else 0
+        longest = max((len(arg.encode("utf-8", "surrogateescape")) for arg in argv[1:]), default=0)
+        limits = (
+            f"Linux refuses one argument of {MAX_ARG_STRLEN:,} bytes or more (MAX_ARG_STRLEN),"
+            " and all arguments with the environment past ARG_MAX (a quarter of the stack"
+            " size limit)"
+            if sys.platform == "linux"
+            else "The system refuses all arguments with the environment past ARG_MAX"
+        )
         return (
             f"Not run: the command's arguments are too long for the operating system"
-            f" ({size:,} bytes). Nothing ran; use shorter argument values."
+            f" ({size - program:,} bytes with their separators, the longest {longest:,})."
+            f" {limits}. Nothing ran; use shorter argument values."
         )
     return (
         f"Could not start the nav CLI {cli!r}: {error.strerror or error}. "

@@ -7,6 +7,9 @@ tool result as it ends), one short transaction each, into an append-only
 turns it kept, so a resumed session continues from the compacted context while
 the full log stays available for display.
 
+A completion that added no message (an Anthropic refusal without words, an
+empty answer) is a `usage` entry: nothing to load, but its cost counts.
+
 `/retry` takes the last exchange back with a `rewind` entry naming the first
 entry it takes back; loading skips what a rewind took back, while the usage of
 every completion, taken back or not, still counts (it was spent).
@@ -27,14 +30,14 @@ import os
 import re
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
 import platformdirs
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, StrictInt, StrictStr, TypeAdapter, ValidationError
 
 from navagent.core._migrations import migrate
 from navagent.core.compaction import summary_message
@@ -112,13 +115,18 @@ class SessionSummary(SessionInfo):
     """What every completion of the session cost together (same meaning on every provider)."""
 
 
-def default_db_path(state_dir: Path | str | None = None) -> Path:
+def default_db_path(
+    state_dir: Path | str | None = None, *, environ: Mapping[str, str] | None = None
+) -> Path:
     """Where the session database lives.
 
-    `state_dir` wins, then `$NAV_AGENT_STATE_DIR`, then the platform's user
+    `state_dir` wins, then `$NAV_AGENT_STATE_DIR` (read from `environ`, this
+    process's environment by default: the replay harness resolves a team's
+    store without changing the team's process), then the platform's user
     state dir for "nav-agent" (e.g. `~/.local/state/nav-agent`).
     """
-    folder = state_dir or os.environ.get(STATE_DIR_ENV) or platformdirs.user_state_dir("nav-agent")
+    env = os.environ if environ is None else environ
+    folder = state_dir or env.get(STATE_DIR_ENV) or platformdirs.user_state_dir("nav-agent")
     return Path(folder) / DB_FILENAME
 
 
@@ -149,17 +157,20 @@ class SessionStore:
         path: Path | str | None = None,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         """Open (and create or migrate) the database.
 
         Args:
-            path: The database file; None means `default_db_path()`.
+            path: The database file; None means `default_db_path(environ=environ)`.
             clock: Source of timestamps (aware UTC datetimes); tests pin it.
+            environ: The environment a None `path` is resolved in (default: this
+                process's); the replay harness finds a run's store as `nav agent` does.
 
         Raises:
             SessionError: the file cannot be opened or is not a database.
         """
-        self.path = Path(path) if path is not None else default_db_path()
+        self.path = Path(path) if path is not None else default_db_path(environ=environ)
         self._clock = clock
         try:
             _make_private(self.path)
@@ -391,7 +402,7 @@ class SessionStore:
     def _append(
         self,
         session_id: str,
-        kind: Literal["message", "compaction", "rewind"],
+        kind: Literal["message", "compaction", "rewind", "usage"],
         role: str,
         body: str,
         usage: str | None = None,
@@ -472,6 +483,10 @@ class SessionRecorder:
             usage.model_dump_json() if usage is not None else None,
         )
 
+    def record_usage(self, usage: Usage) -> None:
+        """Record what a completion that added no message cost (it counts in the totals)."""
+        self._store._append(self.session_id, "usage", "", "", usage.model_dump_json())
+
     def record_compaction(self, summary: str, kept: tuple[Message, ...]) -> None:
         """Record that the active context is now the summary plus `kept`."""
         body = json.dumps(
@@ -486,16 +501,20 @@ class SessionRecorder:
 
 _USAGE_FIELDS = tuple(Usage.model_fields)
 _USAGE_SUMS = ", ".join(
-    f"(SELECT COALESCE(SUM(json_extract(e.usage, '$.{field}')), 0) FROM entries e"
-    " WHERE e.session_id = s.id AND e.usage IS NOT NULL)"
+    f"(SELECT COALESCE(SUM(CASE WHEN json_valid(e.usage) THEN json_extract(e.usage, '$.{field}')"
+    " END), 0) FROM entries e WHERE e.session_id = s.id)"
     for field in _USAGE_FIELDS
 )
 """SQL columns: each `Usage` field summed over a session's entries (`s` is the session)."""
 _NOT_REWOUND = (
     "NOT EXISTS (SELECT 1 FROM entries r WHERE r.session_id = e.session_id"
-    " AND r.kind = 'rewind' AND r.seq > e.seq AND e.seq >= json_extract(r.body, '$.from_seq'))"
+    " AND r.kind = 'rewind' AND r.seq > e.seq AND CASE WHEN json_valid(r.body) THEN"
+    " json_type(r.body, '$.from_seq') = 'integer' AND e.seq >= json_extract(r.body, '$.from_seq')"
+    " END)"
 )
-"""SQL condition: entry `e` was not taken back by a later rewind entry."""
+"""SQL condition: entry `e` was not taken back by a later rewind entry (a torn or wrong-typed
+one takes nothing back here, never an error: the listing shows the session, and resuming it
+names the entry)."""
 
 
 def check_session_name(name: str) -> None:
@@ -507,6 +526,19 @@ def check_session_name(name: str) -> None:
         )
 
 
+class _CompactionBody(BaseModel):
+    """A compaction entry's body, typed: a `kept` of another type is refused, not read as empty."""
+
+    summary: StrictStr
+    kept: list[Message]
+
+
+class _RewindBody(BaseModel):
+    """A rewind entry's body: `from_seq` a whole number (not a bool, a text or a float)."""
+
+    from_seq: StrictInt
+
+
 def _message_from_body(body: str, *, session_id: str, seq: int) -> Message:
     try:
         return _MESSAGE.validate_json(body)
@@ -516,26 +548,25 @@ def _message_from_body(body: str, *, session_id: str, seq: int) -> Message:
 
 def _compaction_from_body(body: str, *, session_id: str, seq: int) -> tuple[Message, ...]:
     try:
-        data = json.loads(body)
-        kept = tuple(_MESSAGE.validate_python(item) for item in data["kept"])
-        return (summary_message(str(data["summary"])), *kept)
-    except (ValueError, KeyError, TypeError) as exc:
+        data = _CompactionBody.model_validate_json(body)
+    except ValidationError as exc:
         raise _unreadable(session_id, seq, exc) from None
+    return (summary_message(data.summary), *data.kept)
 
 
 def _rewind_start(body: str, *, session_id: str, seq: int) -> int:
     try:
-        start = json.loads(body)["from_seq"]
-    except (ValueError, KeyError, TypeError) as exc:
+        return _RewindBody.model_validate_json(body).from_seq
+    except ValidationError as exc:
         raise _unreadable(session_id, seq, exc) from None
-    if not isinstance(start, int):
-        raise _unreadable(session_id, seq, TypeError("from_seq is not a number"))
-    return start
 
 
-def _unreadable(session_id: str, seq: int, exc: Exception) -> SessionError:
-    first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return SessionError(f"session {session_id[:8]}: entry {seq} cannot be read ({first_line})")
+def _unreadable(session_id: str, seq: int, exc: ValidationError) -> SessionError:
+    """The refusal naming the entry and its first problem (the field and why, never its value)."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    problem = f"{where}: {first['msg']}" if where else first["msg"]
+    return SessionError(f"session {session_id[:8]}: entry {seq} cannot be read ({problem})")
 
 
 def _preview(body: str | None) -> str:

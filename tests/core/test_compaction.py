@@ -7,7 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from navagent.core.compaction import (
+    CHARS_PER_TOKEN,
     SUMMARY_HEADER,
+    CompactionPolicy,
     build_summary_request,
     choose_cut,
     estimate_tokens,
@@ -94,3 +96,29 @@ def test_choose_cut_never_splits_a_call_from_its_results(
     assert any(not isinstance(m, SystemMessage) for m in history[:cut])
     validate_history(history[:cut])
     validate_history(history[cut:])
+
+
+@pytest.mark.parametrize(("size", "kept_from"), [(20_000, 2), (20_001, 4)])
+def test_the_default_policy_keeps_recent_turns_of_exactly_20000_tokens(
+    size: int, kept_from: int
+) -> None:
+    """The default boundary: recent turns of 20,000 estimated tokens are kept whole.
+
+    One token more and only the current turn is. Sizes computed, not guessed.
+    """
+    tail: list[Message] = [
+        AssistantMessage(content="ok"),
+        UserMessage(content="now"),
+        AssistantMessage(content="x"),
+    ]
+    blank = estimate_tokens([UserMessage(content=""), *tail])
+    pad = "a" * ((size - blank) * CHARS_PER_TOKEN)  # one character of JSON per "a"
+    history: list[Message] = [
+        UserMessage(content="first"),
+        AssistantMessage(content="one"),
+        UserMessage(content=pad),
+        *tail,
+    ]
+    assert estimate_tokens(history[2:]) == size
+    keep = CompactionPolicy().keep_recent_tokens
+    assert choose_cut(history, keep_tokens=keep) == kept_from

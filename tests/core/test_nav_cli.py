@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from navagent.core._process import CappedBuffer, CapturedOutput, ProcessResult
 from navagent.core.messages import ToolCall
 from navagent.core.nav_cli import (
+    MAX_ARG_STRLEN,
     NO_OUTPUT,
     NavCliNotFoundError,
     NavToolRunner,
@@ -624,3 +626,51 @@ async def test_runner_argument_list_too_long_is_reported_as_that(tmp_path: Path)
     assert outcome.status == "failed"
     assert "arguments are too long for the operating system" in outcome.content
     assert "NAV_AGENT_CLI" not in outcome.content
+
+
+LINUX_LIMITS = (
+    "Linux refuses one argument of {:,} bytes or more (MAX_ARG_STRLEN), and all arguments"
+    " with the environment past ARG_MAX (a quarter of the stack size limit). Nothing ran;"
+    " use shorter argument values."
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's exec limits")
+async def test_the_per_argument_limit_named_is_the_one_linux_enforces(tmp_path: Path) -> None:
+    """One byte under MAX_ARG_STRLEN (its NUL makes the limit) runs; the limit itself does not."""
+    nav = write_program(tmp_path, "print('ran')")
+    fits = await runner(nav).run(call("sandbox_logs", {"name": "a" * (MAX_ARG_STRLEN - 1)}))
+    assert (fits.status, fits.content.strip()) == ("ok", "ran")
+
+    name = "a" * MAX_ARG_STRLEN
+    refused = await runner(nav).run(call("sandbox_logs", {"name": name}))
+    written = ["--cluster", "demo", "sandbox", "logs", name]  # what the model made, not the path
+    size = sum(len(arg) + 1 for arg in written)
+    assert refused.status == "failed"
+    assert refused.content == (
+        "Not run: the command's arguments are too long for the operating system"
+        f" ({size:,} bytes with their separators, the longest {MAX_ARG_STRLEN:,}). "
+        + LINUX_LIMITS.format(MAX_ARG_STRLEN)
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's exec limits")
+async def test_arguments_each_short_but_past_arg_max_together_are_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    arg_max = os.sysconf("SC_ARG_MAX")
+    if arg_max > 16 * 1024 * 1024:
+        pytest.skip(f"ARG_MAX is {arg_max:,} bytes here: too much to build in a test")
+    nav = write_program(tmp_path, "print('ran')")
+    word = "w" * (MAX_ARG_STRLEN // 2)  # each far under the per-argument limit
+    words = [word] * (arg_max // len(word) + 2)
+    refused = await runner(nav, assume_yes=True).run(
+        call("sandbox_create", {"command": " ".join(words)})
+    )
+    written = ["--cluster", "demo", "sandbox", "create", "--keep", "--", *words]
+    assert refused.status == "failed"
+    assert refused.content == (
+        "Not run: the command's arguments are too long for the operating system"
+        f" ({sum(len(arg) + 1 for arg in written):,} bytes with their separators, the longest"
+        f" {len(word):,}). " + LINUX_LIMITS.format(MAX_ARG_STRLEN)
+    )

@@ -133,7 +133,7 @@ def _scenario(**turns: Any) -> dict[str, Any]:
                     }
                 ]
             ),
-            "give `arguments` or `raw_arguments`, not both",
+            "give `arguments` (and `pasted`) or `raw_arguments`, not both",
         ),
     ],
 )
@@ -300,7 +300,8 @@ async def test_an_unreadable_entry_told_without_its_number_fails_the_turn(
 def test_what_the_user_is_told_is_in_the_snapshot(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The sampled survivor (core/sessions.py:537): the error's second line instead of its first."""
+    """The sampled survivor (core/sessions.py:537): what the user is told changed (then the
+    error's second line instead of its first; now its type instead of its message)."""
     for sub in ("scenarios", "scenarios/__snapshots__", "cassettes/openai"):
         (pytester.path / sub).mkdir(parents=True, exist_ok=True)
     for part in (
@@ -316,9 +317,7 @@ def test_what_the_user_is_told_is_in_the_snapshot(
     )
     monkeypatch.delenv("CI", raising=False)
     pytester.runpytest("-p", "no:randomly", "scenarios").assert_outcomes(passed=1)
-    plant(
-        monkeypatch, sessions, "_unreadable", "str(exc).splitlines()[0]", "str(exc).splitlines()[1]"
-    )
+    plant(monkeypatch, sessions, "_unreadable", 'else first["msg"]', 'else first["type"]')
     result = pytester.runpytest("-p", "no:randomly", "scenarios")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*resume_error*Invalid JSON*"])

@@ -60,3 +60,25 @@ async def test_a_store_that_saves_only_the_cost_of_answers_fails_the_replay(
         and "output_tokens" in problem
         for problem in result.problems
     )
+
+
+async def test_a_wordless_refusal_whose_cost_is_not_saved_fails_the_replay(
+    monkeypatch: pytest.MonkeyPatch, copy_case: CopyCase, cluster: SimulatedCluster
+) -> None:
+    """The empty completion's cost: Anthropic refuses without words, the message is not kept."""
+    folder = copy_case("refusal", providers=("anthropic",))
+    scenario = load_scenario(folder / "refusal.yaml")
+    assert (await replay_scenario(scenario, "anthropic", cluster=cluster)).passed
+
+    def forgets(self: Any, usage: Usage) -> None:
+        del self, usage  # the defect before `usage` entries: no message, no cost
+
+    monkeypatch.setattr(sessions.SessionRecorder, "record_usage", forgets)
+    result = await replay_scenario(scenario, "anthropic", cluster=cluster)
+
+    assert not result.passed
+    assert any(
+        "[session-in-sync] turn 1: the session saved another cost" in problem
+        and "input_tokens 0 saved, " in problem
+        for problem in result.problems
+    ), result.problems

@@ -2,7 +2,7 @@
 
 `resume-ways.yaml` comes back by full id, by a `/resume` prefix two sessions
 share (refused), by the shortest unique id prefix and by `--continue` among
-decoys; `damaged-entries.yaml` resumes a compaction entry without `kept` and
+decoys; `damaged-entries.yaml` resumes a compaction entry whose `kept` is an object and
 a rewind entry without `from_seq` (refused, naming the entry);
 `damaged-provider-state.yaml` resumes provider state out of range, twice
 (accepted, each item in its place or left out). Each defect is planted as a patched copy
@@ -108,30 +108,32 @@ async def test_a_resume_that_finds_the_wrong_session_fails_the_replay(
 # --- damaged entries: refused, naming the entry --------------------------------------------
 
 REFUSALS: dict[str, tuple[Any, ...]] = {
-    # issue 42's sampled survivor (core/sessions.py:529, the same in both readers): a missing
-    # key ends in a traceback, not the sentence
-    "compaction without kept: traceback": (
+    # issue 42's sampled survivor (core/sessions.py:529, the same in both readers): a
+    # damaged entry ends in a traceback, not the sentence
+    "compaction with kept an object: traceback": (
         "_compaction_from_body",
-        "except (ValueError, KeyError, TypeError) as exc:",
-        "except (ValueError, TypeError) as exc:",
-        "turn 5: resuming the saved session raised KeyError: 'kept'",
+        "except ValidationError as exc:",
+        "except TypeError as exc:",
+        "turn 5: resuming the saved session raised ValidationError",
     ),
     "rewind without from_seq: traceback": (
         "_rewind_start",
-        "except (ValueError, KeyError, TypeError) as exc:",
-        "except (ValueError, TypeError) as exc:",
-        "turn 7: resuming the saved session raised KeyError: 'from_seq'",
+        "except ValidationError as exc:",
+        "except TypeError as exc:",
+        "turn 7: resuming the saved session raised ValidationError",
     ),
-    "compaction without kept: read as empty": (
+    # the defect of the third round: `kept` an object iterated as its (no) keys
+    "compaction with kept an object: read as nothing kept": (
         "_compaction_from_body",
-        'data["kept"]',
-        'data.get("kept", [])',
+        "_CompactionBody.model_validate_json(body)",
+        "_CompactionBody.model_validate("
+        '{**json.loads(body), "kept": list(json.loads(body)["kept"])})',
         "turn 5, request 10 (",
         'cassette: "List my sandboxes." replay: "What providers do I have?"',
     ),
     "rewind without from_seq: nothing taken back": (
         "_rewind_start",
-        'json.loads(body)["from_seq"]',
+        "_RewindBody.model_validate_json(body).from_seq",
         'json.loads(body).get("from_seq", 1 << 62)',
         "turn 7, request 14 (",
         'cassette: "Is my cluster up?" replay: "List my sandboxes."',
@@ -152,7 +154,7 @@ COMPACTED: dict[str, tuple[Any, ...]] = {
     "the summary lost on resume": (
         sessions,
         "_compaction_from_body",
-        'summary_message(str(data["summary"]))',
+        "summary_message(data.summary)",
         'summary_message("")',
         "turn 4, request 8 (",
         "at systemInstruction.parts[0].text",
@@ -160,8 +162,8 @@ COMPACTED: dict[str, tuple[Any, ...]] = {
     "the kept turn lost on resume": (
         sessions,
         "_compaction_from_body",
-        'for item in data["kept"])',
-        'for item in data["kept"][1:])',
+        "*data.kept)",
+        "*data.kept[1:])",
         "turn 4, request 8 (",
         'at contents[0].role cassette: "user" replay: "model"',
     ),

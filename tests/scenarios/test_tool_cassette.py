@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,12 @@ from navagent.fixtures.harness import (
     load_tool_cassette,
     parse_scenario,
 )
-from navagent.fixtures.harness.cassettes._tool_cassette import ToolLog, ToolTape, dump_tool_cassette
+from navagent.fixtures.harness.cassettes._tool_cassette import (
+    StartError,
+    ToolLog,
+    ToolTape,
+    dump_tool_cassette,
+)
 
 SOURCE = ToolSource(kind="real", note="test", cluster="prod", recorded="2026-11-25", scenario="t")
 
@@ -162,6 +168,51 @@ async def test_a_replayed_call_tells_the_model_exactly_what_the_live_call_did(
     assert "more bytes of output omitted" in replayed_outcomes[0].content
     assert replayed_outcomes[1].status == "timeout"
     assert not tape.misses and not tape.unplayed()
+
+
+async def test_a_command_exec_refused_is_logged_and_refused_again_on_replay(
+    tmp_path: Path,
+) -> None:
+    """A pasted file past MAX_ARG_STRLEN: the live run never started, nor does the replay.
+
+    Before, the log kept nothing for it: the exported scenario's replay missed the command
+    (and the sweep's `capture-complete` counted one tool-log line short).
+    """
+
+    async def live(argv: Sequence[str], **_options: object) -> ProcessResult:
+        if len(argv[-1]) > 1000:
+            raise OSError(errno.E2BIG, "Argument list too long")
+        return ProcessResult(
+            argv=tuple(argv),
+            returncode=0,
+            stdout=CapturedOutput(head=b"NAME\n"),
+            stderr=CapturedOutput(),
+            timed_out=False,
+            duration_s=0.1,
+        )
+
+    log = ToolLog(tmp_path / "tools.jsonl", execute=live)
+    calls = [call("sandbox_get", name="a" * 2000), call("sandbox_list")]
+    recorded = NavToolRunner("nav", cluster="prod", execute=log.execute)
+    live_outcomes = [await recorded.run(c) for c in calls]
+    assert live_outcomes[0].content.startswith("Not run: the command's arguments are too long")
+    logged = ToolLog.read(log.path)
+    assert [i.start_error for i in logged] == [
+        StartError(errno=errno.E2BIG, strerror="Argument list too long"),
+        None,
+    ]
+    assert '"start_error"' not in log.path.read_text("utf-8").splitlines()[1]  # ran: no key
+
+    tape = ToolTape(ToolCassette(source=SOURCE, interactions=tuple(logged)))
+    replayed = NavToolRunner("nav", cluster="prod", execute=tape.execute)
+    replayed_outcomes = [await replayed.run(c) for c in calls]
+    assert [(o.status, o.content) for o in replayed_outcomes] == [
+        (o.status, o.content) for o in live_outcomes
+    ]
+    assert not tape.misses and not tape.unplayed()
+    cassette = tmp_path / "t.yaml"
+    cassette.write_text(dump_tool_cassette(tape.cassette), encoding="utf-8")
+    assert load_tool_cassette(cassette).interactions == tuple(logged)
 
 
 def test_a_torn_last_line_of_a_tool_log_is_left_out(tmp_path: Path) -> None:
