@@ -94,9 +94,10 @@ async def test_an_origin_filter_that_lets_reasoning_cross_routes_fails_the_repla
     result = await replay_scenario(scenario, provider, cluster=cluster)
 
     assert not result.passed
-    first = result.report.splitlines()[0]
+    first, headline, *rest = result.report.splitlines()
     assert first.startswith(f"scenario {SCENARIO}, format {provider}, turn 1, request ")
-    assert "differs from the cassette" in result.report
+    assert "the request differs from the cassette's at " in headline
+    assert any(line.strip().startswith("sent to:  the ") for line in rest)
 
 
 def _anthropic_sweep(point: str, scenario: str = SCENARIO) -> list[Any]:
