@@ -63,14 +63,14 @@ def _permissive_own_payload(part: Any, origin: str) -> dict[str, Any] | None:
     return _origin.own_payload(part, part.origin)
 
 
-def _plant_openai_greater_or_equal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The surviving mutant of round three: `part.origin == origin` -> `>=`."""
+def _plant_openai(monkeypatch: pytest.MonkeyPatch, after: str = "part.origin >= origin") -> None:
+    """By default the surviving mutant of round three: `part.origin == origin` -> `>=`."""
     function = openai_request._echo_reasoning
     source = textwrap.dedent(inspect.getsource(function))
     before = "part.origin == origin"
     assert source.count(before) == 1
     namespace: dict[str, Any] = {}
-    code = compile(source.replace(before, "part.origin >= origin"), "<planted>", "exec")
+    code = compile(source.replace(before, after), "<planted>", "exec")
     exec(code, openai_request.__dict__, namespace)  # the project's function, one edit
     monkeypatch.setattr(openai_request, "_echo_reasoning", namespace["_echo_reasoning"])
 
@@ -86,7 +86,7 @@ async def test_an_origin_filter_that_lets_reasoning_cross_routes_fails_the_repla
     assert (await replay_scenario(scenario, provider, cluster=cluster)).passed
 
     if provider == "openai":
-        _plant_openai_greater_or_equal(monkeypatch)
+        _plant_openai(monkeypatch)
     else:
         package = provider.replace("-", "_")
         module = importlib.import_module(f"navagent.gateway.{package}.request")
@@ -121,3 +121,20 @@ def test_a_failover_in_the_middle_of_a_thinking_loop_answers_as_the_clean_replay
     breaches = dict(violation.breaches)
     assert "must answer exactly as the fault-free replay" in breaches["fault-contract"]
     assert "ended error/invalid_request" in breaches["fault-contract"]
+
+
+def test_the_sweep_sees_signed_reasoning_sent_to_the_other_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No replay fails over with OpenRouter's reasoning_details; the sweep's failover
+    # does, and the second route refuses the first's signature as the API would.
+    (job,) = plan_replays([load_scenario(SCENARIOS / "reasoning-details.yaml")], ["openai"])
+    options = SweepOptions(points=(parse_point("http-401@request2"),), invariants=dict(INVARIANTS))
+    assert sweep_grid(job, options).violations == []
+
+    _plant_openai(monkeypatch, "True")  # no origin filter at all: every part echoed
+    monkeypatch.setattr(openai_request, "own_payload", _permissive_own_payload)
+    (violation,) = sweep_grid(job, options).violations
+    breaches = dict(violation.breaches)
+    assert "Invalid `signature` in `thinking` block" in breaches["valid-history"]
+    assert "messages.2.reasoning_details.0" in breaches["valid-history"]
