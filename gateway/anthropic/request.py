@@ -25,7 +25,14 @@ conversation is reshaped:
   the last tool, the system prompt, and the last block of the last message,
   a breakpoint that moves forward as the history grows (the API finds the
   previous request's entry by looking back from it). Three, within the API's
-  limit of four. Thinking blocks cannot carry one.
+  limit of four. Thinking blocks cannot carry one;
+- a thinking conversation whose open tool loop cannot send its thinking back
+  (another route wrote it after a failover, a fault cut its signature, an older
+  session never kept it) asks for `thinking: {type: disabled}`. With thinking
+  on, the API refuses every request whose last assistant turn, followed by tool
+  results, does not start with a thinking block, so the session would be stuck
+  for good; with thinking off it takes the history as it is and the loop closes
+  (thinking comes back with the next user turn, where no such rule applies).
 """
 
 from __future__ import annotations
@@ -101,6 +108,8 @@ def build_request(
         body["tools"] = tools
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if _loop_lost_its_thinking(request.messages, messages):
+        body["thinking"] = {"type": "disabled"}
     return UpstreamRequest(
         url=api_url(endpoint, "messages"),
         headers={
@@ -158,6 +167,24 @@ def _turn(
             return "user", [{"type": "tool_result", "tool_use_id": message.tool_call_id}]
         case _:
             assert_never(message)
+
+
+def _loop_lost_its_thinking(history: tuple[Message, ...], turns: list[RequestMessage]) -> bool:
+    """True when the model thinks, a tool loop is open and its assistant turn cannot show it.
+
+    Anthropic's rule, with thinking on: the last assistant turn, when tool results
+    follow it, starts with a thinking block. The model thinks when any answer in
+    the history carried thinking (the gateway never turns thinking on itself: the
+    model or its deployment does); a conversation that never thought is left as it is.
+    """
+    if len(turns) < 2 or turns[-2]["role"] != "assistant":
+        return False
+    if not any(block["type"] == "tool_result" for block in turns[-1]["content"]):
+        return False
+    first = turns[-2]["content"][0]["type"] if turns[-2]["content"] else ""
+    if first in ("thinking", "redacted_thinking"):
+        return False
+    return any(isinstance(message, AssistantMessage) and message.thinking for message in history)
 
 
 def _mark_last_block(turns: list[RequestMessage]) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "StreamUsage",
     "TextBlockParam",
     "ThinkingBlockParam",
+    "ThinkingDisabledParam",
     "ThinkingPayload",
     "ToolParam",
     "ToolResultBlockParam",
@@ -122,6 +123,12 @@ class ToolParam(TypedDict):
     cache_control: NotRequired[CacheControl]
 
 
+class ThinkingDisabledParam(TypedDict):
+    """`thinking: {type: disabled}`: no thinking here (for a model that thinks by default)."""
+
+    type: Literal["disabled"]
+
+
 class RequestBody(TypedDict):
     """The `POST /v1/messages` body."""
 
@@ -133,6 +140,7 @@ class RequestBody(TypedDict):
     """Text blocks (a plain string is accepted too, but cannot carry a breakpoint)."""
     tools: NotRequired[list[ToolParam]]
     temperature: NotRequired[float]
+    thinking: NotRequired[ThinkingDisabledParam]
 
 
 # --- stream ----------------------------------------------------------------

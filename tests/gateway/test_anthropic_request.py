@@ -336,3 +336,79 @@ def test_anthropic_request_property_at_most_four_breakpoints_in_allowed_places(
             assert block["type"] in ("text", "tool_use", "tool_result")
         else:
             assert mark in ("system.0", f"tools.{len(body.get('tools', [])) - 1}")
+
+
+OTHER_ROUTE = route_origin("anthropic_messages", "https://backup.example", ANTHROPIC_MODEL)
+CALL = ToolCall(id="toolu_1", name="sandbox_list", arguments="{}")
+
+
+def open_loop(*thinking: ThinkingPart, then: tuple[UserMessage, ...] = ()) -> ChatRequest:
+    """A turn whose answer called a tool and whose result is in: the loop is open."""
+    return ChatRequest(
+        messages=(
+            UserMessage(content="list them"),
+            AssistantMessage(content="", tool_calls=(CALL,), thinking=thinking),
+            ToolResultMessage(tool_call_id=CALL.id, content="web-1"),
+            *then,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "thinking",
+    [
+        (anthropic_part("written elsewhere", signature="sig-x", origin=OTHER_ROUTE),),
+        (anthropic_part(redacted="opaque-x", origin=OTHER_ROUTE),),
+        (anthropic_part("cut before its signature"),),
+        (ThinkingPart(text="saved before origins existed"),),
+    ],
+    ids=["failover", "redacted-failover", "unsigned", "migrated"],
+)
+def test_anthropic_request_open_loop_that_cannot_echo_its_thinking_turns_thinking_off(
+    thinking: tuple[ThinkingPart, ...],
+) -> None:
+    # Issue 42: with thinking on, the API refuses a last assistant turn before tool
+    # results that does not start with thinking, on every later request of the session.
+    body = marked_body_of(open_loop(*thinking))
+    assert body["messages"][1]["content"][0]["type"] == "tool_use"
+    assert body["thinking"] == {"type": "disabled"}
+    # The next user turn closes the loop, but merges with the tool result: still off.
+    merged = marked_body_of(open_loop(*thinking, then=(UserMessage(content="and now?"),)))
+    assert merged["thinking"] == {"type": "disabled"}
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        open_loop(anthropic_part("mine", signature="sig-1")),  # echoed: thinking stays on
+        open_loop(),  # a model that never thought: nothing to turn off
+        ChatRequest(  # no loop open: the last assistant turn is followed by a user's text
+            messages=(
+                UserMessage(content="u"),
+                AssistantMessage(
+                    content="ok", thinking=(anthropic_part("x", signature="s", origin=OTHER_ROUTE),)
+                ),
+                UserMessage(content="v"),
+            )
+        ),
+    ],
+    ids=["own-thinking", "never-thought", "closed-loop"],
+)
+def test_anthropic_request_leaves_thinking_alone_otherwise(request_: ChatRequest) -> None:
+    assert "thinking" not in marked_body_of(request_)
+
+
+def test_anthropic_request_a_failed_over_thinking_loop_is_accepted_by_the_simulator() -> None:
+    # The simulator refuses as the API does (a `-thinking` model thinks unless told not to).
+    from navagent.fixtures.provider import SimHTTPError, simulate
+
+    request = open_loop(anthropic_part("elsewhere", signature="sig-x", origin=OTHER_ROUTE))
+    body = build_request(
+        request, endpoint=ENDPOINT, model="claude-sonnet-4-5-thinking", api_key=FAKE_KEY
+    ).body
+    body["tools"] = [{"name": "sandbox_list", "input_schema": {"type": "object"}}]
+    reply = simulate("anthropic", body)
+    assert not reply.script.thinking  # answered, without thinking
+    del body["thinking"]
+    with pytest.raises(SimHTTPError, match="must start with a thinking block"):
+        simulate("anthropic", body)

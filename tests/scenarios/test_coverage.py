@@ -65,6 +65,7 @@ def test_a_dialect_counts_only_where_the_recorded_responses_show_it() -> None:
     assert {key: names for key, names in shown.items() if names} == {
         ("openai", "reasoning-dialects"): ["reasoning_content"],
         ("openai", "cut-while-reasoning"): ["reasoning_content"],
+        ("openai", "failover-keeps-thinking"): ["reasoning_content"],
         ("openai", "reasoning-details"): ["reasoning_details"],
         ("openai", "reasoning-tool-loop"): ["thinking_blocks"],
         ("openai", "thinking-round-trip"): ["reasoning"],

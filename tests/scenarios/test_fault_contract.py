@@ -274,6 +274,37 @@ def test_retries_share_their_completion() -> None:
     assert completion_numbers(["a", "a", "b", "c", "c", "c", "a"]) == (1, 1, 2, 3, 3, 3, 4)
 
 
+def test_a_failover_to_another_origin_shares_its_completion() -> None:
+    # The second route is sent the same turn less the first route's reasoning (and,
+    # on Anthropic, with thinking off); only after a failed attempt is it the same one.
+    turn = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    first = {"model": "m", "messages": [*turn[:1], {**turn[1], "reasoning_content": "r"}]}
+    failover = {"model": "m", "messages": turn, "thinking": {"type": "disabled"}}
+    later = {"model": "m", "messages": [*turn, {"role": "user", "content": "v"}]}
+    assert completion_numbers([first, failover, later], [401, 200, 200]) == (1, 1, 2)
+    assert completion_numbers([first, failover, later], [200, 200, 200]) == (1, 2, 3)
+    other_turn = {"model": "m", "messages": [turn[0], {**turn[1], "content": "b"}]}
+    assert completion_numbers([first, other_turn], [401, 200]) == (1, 2)
+
+
+def test_after_a_failover_reasoning_may_lack_pieces_never_change() -> None:
+    from navagent.fixtures.harness.faults._invariants import _turn_differences
+    from navagent.fixtures.harness.scenarios._transcript import ThinkingStep
+
+    def turn(*thoughts: str) -> TranscriptTurn:
+        steps = tuple(ThinkingStep(text=text) for text in thoughts)
+        return TranscriptTurn(user="u", finish="answered", answer="a", steps=steps)
+
+    clean = turn("plan", "report")
+    assert _turn_differences(turn("plan"), clean, 1, failed_over=True) == []
+    assert _turn_differences(turn("plan"), clean, 1)  # a retry on its route shows it all
+    changed = _turn_differences(turn("plan", "other"), clean, 1, failed_over=True)
+    assert changed == [
+        "turn 1 showed the reasoning ['plan', 'other'] (fault-free: ['plan', 'report'])"
+    ]
+    assert _turn_differences(turn("report", "plan"), clean, 1, failed_over=True)  # reordered
+
+
 def test_text_shown_twice_or_lost_is_a_violation() -> None:
     final = MessageComplete(message=AssistantMessage(content="Hello."))
     twice = StreamLog(events=[TextDelta(text="Hello."), TextDelta(text="Hello."), final])

@@ -22,7 +22,12 @@ import yaml
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 from navagent.fixtures.harness.cassettes._cassette import open_cassette
-from navagent.fixtures.harness.cassettes._wire import GAVE_UP_S, CassetteTransport, body_pieces
+from navagent.fixtures.harness.cassettes._wire import (
+    GAVE_UP_S,
+    CassetteTransport,
+    _RecordedBody,
+    body_pieces,
+)
 from navagent.fixtures.provider import SimulatedProvider
 from navagent.gateway._network import upstream_transport
 
@@ -248,11 +253,12 @@ async def test_a_chunk_two_readers_wait_on_is_recorded_once_and_none_is_lost(
                 httpx.Request("POST", "http://p.test/v1/messages")
             )
             recording = response.stream
+            assert isinstance(recording, _RecordedBody)
             chunks = aiter(recording)
             assert await anext(chunks) == b"data: one\n\n"
             stale = asyncio.ensure_future(anext(chunks))  # the read the gateway lets go
             await asyncio.sleep(0.01)
-            finish = recording.finish()  # type: ignore[attr-defined]
+            finish = recording.finish()
             await asyncio.sleep(0.01)  # both now wait on the same read
             release.set()
             assert await stale == b"data: two\n\n"
