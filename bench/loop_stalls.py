@@ -11,6 +11,11 @@ bench/outside_overhead.py; then the gateway reports its longest stall, its
 99th percentile stall and its collections, beside the streams' p99 time to
 first delta. Trees alternate, `--rounds` times each.
 
+A stall is either the loop's own work or the process waiting for a core
+(the machine is shared): `longest_stall_cpu_ms` is the process's CPU time
+during the longest stall, and `busiest_stall_cpu_ms` the most CPU time any
+one probe interval took: the longest stretch of the loop's own work.
+
     .venv/bin/python bench/loop_stalls.py [--tree after=.venv/bin/python]
         [--tree before=../wt-overhead2-base/.venv/bin/python] [--rounds 2]
 """
@@ -53,9 +58,9 @@ PROBE = textwrap.dedent(
 
     async def probe():
         while True:
-            before = time.perf_counter()
+            before, cpu = time.perf_counter(), time.process_time()
             await asyncio.sleep(0.001)
-            lags.append(time.perf_counter() - before - 0.001)
+            lags.append((time.perf_counter() - before - 0.001, time.process_time() - cpu))
 
     import navagent.gateway._loop as loop_module
 
@@ -77,14 +82,17 @@ PROBE = textwrap.dedent(
         collections.clear()
 
     def report(*_):
-        ordered = sorted(lags) or [0.0]
+        ordered = sorted(lags) or [(0.0, 0.0)]
+        busiest = max(cpu for _, cpu in ordered)
         by_gen = {}
         for generation, seconds in collections:
             by_gen.setdefault(generation, []).append(seconds * 1000)
         with open(os.environ["NAV_BENCH_STALLS"], "w") as out:
             json.dump({
-                "longest_stall_ms": round(ordered[-1] * 1000, 1),
-                "p99_stall_ms": round(ordered[int(len(ordered) * 0.99)] * 1000, 1),
+                "longest_stall_ms": round(ordered[-1][0] * 1000, 1),
+                "longest_stall_cpu_ms": round(ordered[-1][1] * 1000, 1),
+                "busiest_stall_cpu_ms": round(busiest * 1000, 1),
+                "p99_stall_ms": round(ordered[int(len(ordered) * 0.99)][0] * 1000, 1),
                 "gc": {f"gen{g}": {"count": len(ms), "total_ms": round(sum(ms), 1),
                                    "longest_ms": round(max(ms), 1)}
                        for g, ms in sorted(by_gen.items())},

@@ -32,6 +32,10 @@ printed at the start and the end.
 The floor is a bare grpc.aio proxy (aiohttp upstream, SSE split, JSON parsed,
 one gRPC message per content delta, uvloop, as many processes as the gateway
 has workers, sharing the port): what any gateway written this way costs.
+`--floor-final` adds `floor+final`, the same proxy ending each stream with the
+whole message as the wire contract does (DESIGN.md: the final `message` is
+the last event of every answer): the floor for the gateway's own shape, two
+gRPC writes for a one-token answer instead of one.
 
     .venv/bin/python bench/outside_overhead.py [--nav after=.venv/bin/nav]
         [--nav before=../wt-overhead-base/.venv/bin/nav] [--rounds 7] [--calls 5]
@@ -155,7 +159,7 @@ FLOOR = textwrap.dedent(
     import aiohttp, grpc, uvloop
     from navagent.core._proto import chat_pb2 as pb
 
-    BASE, PORT = sys.argv[1], int(sys.argv[2])
+    BASE, PORT, FINAL = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "final"
     PATHS = {"stream-openai": "/stream/v1/chat/completions",
              "stream-anthropic": "/stream/v1/messages",
              "one": "/one/v1/chat/completions", "paced": "/paced/v1/chat/completions"}
@@ -172,7 +176,7 @@ FLOOR = textwrap.dedent(
         async def handler(request, context):
             path = PATHS[request.routing_hint]
             anthropic = path.endswith("messages")
-            buffer = b""
+            buffer, text_so_far = b"", []
             async with client.post(BASE + path, data=b"{}") as response:
                 async for chunk in response.content.iter_any():
                     *events, buffer = (buffer + chunk).split(b"\\n\\n")
@@ -181,8 +185,12 @@ FLOOR = textwrap.dedent(
                             if line.startswith(b"data: {"):
                                 delta = text(json.loads(line[6:]), anthropic)
                                 if delta:
+                                    text_so_far.append(delta)
                                     await context.write(pb.ChatStreamEvent(
                                         content_delta=pb.ContentDelta(text=delta)))
+            if FINAL:  # the contract's last event: the whole message
+                await context.write(pb.ChatStreamEvent(message=pb.ChatMessage(
+                    role="assistant", content="".join(text_so_far))))
 
         server = grpc.aio.server(options=[("grpc.so_reuseport", 1)])
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
@@ -241,17 +249,19 @@ def start_upstream(tokens: int, paced_tokens: int) -> tuple[subprocess.Popen[str
     return process, f"http://127.0.0.1:{int(process.stdout.readline())}"
 
 
-def start_floor(upstream: str, processes: int) -> Server:
+def start_floor(upstream: str, processes: int, *, final: bool = False) -> Server:
     started: list[subprocess.Popen[Any]] = []
     port = 0
     for _ in range(processes):  # the first picks the port, the rest share it
         process = subprocess.Popen(
-            [sys.executable, "-c", FLOOR, upstream, str(port)], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", FLOOR, upstream, str(port), "final" if final else "-"],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert process.stdout is not None
         port = int(process.stdout.readline())
         started.append(process)
-    return Server("floor", f"127.0.0.1:{port}", started)
+    return Server("floor+final" if final else "floor", f"127.0.0.1:{port}", started)
 
 
 def start_gateway(
@@ -446,6 +456,11 @@ def main() -> None:
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--workers", type=int, default=0, help="floor processes (0: cpu count)")
     parser.add_argument("--no-metrics", action="store_true", help="no --metrics-listen")
+    parser.add_argument(
+        "--floor-final",
+        action="store_true",
+        help="also a floor that ends each stream with the final message, as the contract does",
+    )
     parser.add_argument("--skip-capacity", action="store_true")
     parser.add_argument("--skip-first-delta", action="store_true")
     args = parser.parse_args()
@@ -464,7 +479,10 @@ def main() -> None:
                         name, command.split(), endpoint, Path(folder), metrics=not args.no_metrics
                     )
                 )
-            servers.append(start_floor(endpoint, args.workers or len(os.sched_getaffinity(0))))
+            floor_processes = args.workers or len(os.sched_getaffinity(0))
+            servers.append(start_floor(endpoint, floor_processes))
+            if args.floor_final:
+                servers.append(start_floor(endpoint, floor_processes, final=True))
             if not args.skip_first_delta:
                 results["first_delta"] = first_delta(endpoint, servers, args.rounds, args.calls)
             if not args.skip_capacity:

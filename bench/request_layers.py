@@ -9,8 +9,8 @@ barely moves it), in the order a `ChatStream` call meets them:
 - `slots`: the gateway's and the caller's stream slots, taken and given back,
   in `Slots.shared` as the workers count them (an `flock` each);
 - `upstream request`: the provider request built (`ChatProtocol.build_request`,
-  JSON, endpoint credentials) and wrapped as httpx sends it
-  (`AsyncClient.build_request`), and the translator made;
+  JSON, endpoint credentials) as the gateway hands it to its transport
+  (`Upstream._send`), and the translator made;
 - `upstream exchange`: connect, send and read a one-token answer through the
   gateway's transport (aiohttp behind httpx, `Upstream.stream` whole) against
   a local provider that closes every connection (its own process: only this
@@ -112,8 +112,9 @@ async def measure(endpoint: str, count: int) -> dict[str, float]:
         source="bench",
     )
     (route,) = table.routes
-    client = httpx.AsyncClient(transport=upstream_transport(httpx.Limits(max_connections=100)))
-    upstream = Upstream(client)
+    transport = upstream_transport(httpx.Limits(max_connections=100))
+    client = httpx.AsyncClient(transport=transport)
+    upstream = Upstream(client, transport=transport)  # as the gateway's own client sends
     service = ChatService(Dispatcher(table, upstream))
     request = pb.ChatStreamRequest(
         routing_hint="one", messages=[pb.ChatMessage(role="user", content="go")]
@@ -146,7 +147,7 @@ async def measure(endpoint: str, count: int) -> dict[str, float]:
         )
         protocol.translator_for(endpoint=route.endpoint, model=route.model, options=route.options)
         body = _encode_json(outgoing.body)
-        return client.build_request("POST", url, headers=headers, content=body)
+        return str(url), {name.lower(): value for name, value in headers.items()}, body
 
     rows["upstream request"] = per_call_us(build, count)
 

@@ -1231,7 +1231,11 @@ def clip(text: str, limit: int) -> str:
     The cut never splits a URL (a URL that would be cut is dropped whole) and
     is marked with "…". Redaction comes first, so no secret's head survives.
     """
-    text = redact(text)
+    return _cut(redact(text), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`clip` without the redaction: for text that has just been redacted."""
     if len(text) <= limit:
         return text
     head = text[: max(1, limit - 1)]
@@ -1271,8 +1275,17 @@ class RedactingFormatter(logging.Formatter):
         self._max_chars = max_chars
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        """Format `record`'s message as one redacted, escaped, bounded line."""
-        record.message = clip(_CONTROL.sub(_escape, redact(record.message)), self._max_chars)
+        """Format `record`'s message as one redacted, escaped, bounded line.
+
+        Redacted whole first (a key block spans lines), then, only when there
+        was something to escape, again: an escape can join what the first pass saw
+        apart. A line with no control characters (every per-stream line) is
+        searched once, about 12 us of the gateway's CPU per request.
+        """
+        text = redact(record.message)
+        if _CONTROL.search(text):
+            text = redact(_CONTROL.sub(_escape, text))
+        record.message = _cut(text, self._max_chars)
         return super().formatMessage(record)
 
     def formatException(self, ei: logging._SysExcInfoType) -> str:

@@ -141,14 +141,15 @@ class Gateway:
         self.settings = settings
         self.routes = routes
         self._owns_client = http_client is None
-        self._http = http_client or httpx.AsyncClient(
-            transport=upstream_transport(
+        transport = None
+        if http_client is None:
+            transport = upstream_transport(
                 httpx.Limits(
                     max_connections=settings.max_upstream_connections,
                     max_keepalive_connections=settings.max_upstream_connections,
                 )
             )
-        )
+        self._http = http_client or httpx.AsyncClient(transport=transport)
         timeouts = Timeouts(
             connect_s=settings.connect_timeout_s,
             first_token_s=settings.first_token_timeout_s,
@@ -160,7 +161,7 @@ class Gateway:
         self.caller_store = caller_store
         self.dispatcher = Dispatcher(
             routes,
-            Upstream(self._http, timeouts=timeouts),
+            Upstream(self._http, timeouts=timeouts, transport=transport),
             policy=RetryPolicy(attempts_per_route=settings.attempts_per_route),
             sleep=sleep,
             rng=rng,

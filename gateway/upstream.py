@@ -51,6 +51,7 @@ from navagent.gateway._encoding import (
     decoded_pieces,
     decoder_for,
 )
+from navagent.gateway._network import AiohttpTransport, Answer
 from navagent.gateway.coalesce import coalesce_deltas
 from navagent.gateway.errors import clean_message
 from navagent.gateway.protocols import PROTOCOLS, ChatProtocol, StreamTranslator
@@ -82,6 +83,8 @@ first delta went from +1.3-1.6 ms (no wait, or `sleep(0)`) to +0.2-0.5 ms."""
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest single SSE event accepted: far above any real one, and it bounds what
 one event can make the gateway hold (the decoder itself has no cap)."""
+_Response = httpx.Response | Answer
+"""An upstream answer: httpx's, or the transport's own (`Upstream._send`)."""
 
 
 @dataclass(frozen=True)
@@ -147,9 +150,26 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
 
 
 class Upstream:
-    """Streams completions from provider routes through one pooled httpx client."""
+    """Streams completions from provider routes through one pooled httpx client.
 
-    def __init__(self, client: httpx.AsyncClient, *, timeouts: Timeouts = Timeouts()) -> None:
+    With `transport` (the client's own, which the gateway made and nothing
+    else wraps), each request goes to it directly (`AiohttpTransport.open`),
+    with the client's default headers: the client's `send` adds nothing such
+    a client uses (no auth, hooks, redirects or base URL) and, with httpx's
+    `Request` and `Response`, cost about 100 us of CPU per request
+    (bench/request_layers.py). Nor does it keep a provider's cookies to send
+    back, which the transport never meant to (`_network`). A client the
+    caller configured (the harness's event hooks, a test's mock) is always
+    sent through.
+    """
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        timeouts: Timeouts = Timeouts(),
+        transport: AiohttpTransport | None = None,
+    ) -> None:
         self._client = client
         self.timeouts = timeouts
         # No httpx read timeout: every read already waits under one of our own
@@ -161,6 +181,10 @@ class Upstream:
             write=timeouts.idle_s,
             pool=timeouts.connect_s,
         )
+        self._transport = transport
+        self._timeout_dict = self._httpx_timeout.as_dict()
+        self._default_headers = {name.lower(): value for name, value in client.headers.items()}
+        """The client's own headers (user-agent, accept, ...), under the request's."""
 
     @staticmethod
     def protocol_for(route: Route) -> ChatProtocol:
@@ -206,19 +230,10 @@ class Upstream:
                 "accept-encoding": ACCEPT_ENCODING,
             },
         )
-        response: httpx.Response | None = None
+        response: _Response | None = None
         try:
             async with asyncio.timeout_at(first_content_by):
-                response = await self._client.send(
-                    self._client.build_request(
-                        "POST",
-                        url,
-                        headers=headers,
-                        content=content,
-                        timeout=self._httpx_timeout,
-                    ),
-                    stream=True,
-                )
+                response = await self._send(url, headers, content)
                 if response.status_code != 200:
                     raise await _status_failure(protocol, route, response)
                 if not _is_event_stream(response):
@@ -241,10 +256,22 @@ class Upstream:
             if response is not None:
                 await response.aclose()
 
+    async def _send(self, url: httpx.URL, headers: dict[str, str], content: bytes) -> _Response:
+        """POST `content`; the response's body still streams."""
+        if self._transport is None or self._client.is_closed:  # closed: the client says so
+            request = self._client.build_request(
+                "POST", url, headers=headers, content=content, timeout=self._httpx_timeout
+            )
+            return await self._client.send(request, stream=True)
+        merged = {**self._default_headers, **{name.lower(): v for name, v in headers.items()}}
+        return await self._transport.open(
+            "POST", str(url), merged.items(), content, self._timeout_dict
+        )
+
 
 async def _translate(
     translator: StreamTranslator,
-    response: httpx.Response,
+    response: _Response,
     decoder: BoundedDecoder,
     first_content_by: float,
     timeouts: Timeouts,
@@ -561,14 +588,14 @@ def _encode_json(body: object) -> bytes:
         ) from None
 
 
-def _decoded_body(response: httpx.Response, decoder: BoundedDecoder) -> AsyncGenerator[bytes, None]:
+def _decoded_body(response: _Response, decoder: BoundedDecoder) -> AsyncGenerator[bytes, None]:
     """The body's bytes, decoded by `decoder` a bounded piece at a time."""
     if response.is_stream_consumed:  # made from bytes (a test's mock): httpx has decoded them
         return decoded_pieces(response.aiter_bytes(), BoundedDecoder("identity"))
     return decoded_pieces(response.aiter_raw(), decoder)
 
 
-def _stream_decoder(response: httpx.Response) -> BoundedDecoder:
+def _stream_decoder(response: _Response) -> BoundedDecoder:
     """The decoder of an event stream's body; a stacked or unknown encoding fails the attempt."""
     try:
         return decoder_for(response.headers.get("content-encoding", ""))
@@ -582,12 +609,12 @@ def _stream_decoder(response: httpx.Response) -> BoundedDecoder:
         ) from None
 
 
-def _is_event_stream(response: httpx.Response) -> bool:
+def _is_event_stream(response: _Response) -> bool:
     media = response.headers.get("content-type", "text/event-stream").split(";")[0]
     return media.strip().lower() in ("text/event-stream", "")
 
 
-async def _read_bounded(response: httpx.Response) -> bytes:
+async def _read_bounded(response: _Response) -> bytes:
     """At most `_ERROR_BODY_LIMIT` decoded bytes of a body (none when its encoding is refused)."""
     try:
         decoder = decoder_for(response.headers.get("content-encoding", ""))
@@ -606,7 +633,7 @@ async def _read_bounded(response: httpx.Response) -> bytes:
 
 
 async def _status_failure(
-    protocol: ChatProtocol, route: Route, response: httpx.Response
+    protocol: ChatProtocol, route: Route, response: _Response
 ) -> UpstreamFailure:
     error = protocol.error_from_response(response.status_code, await _read_bounded(response))
     if error.code == "auth":
@@ -622,7 +649,7 @@ async def _status_failure(
     return UpstreamFailure(error, retry_after_s=parse_retry_after(response.headers))
 
 
-async def _not_a_stream(protocol: ChatProtocol, response: httpx.Response) -> UpstreamFailure:
+async def _not_a_stream(protocol: ChatProtocol, response: _Response) -> UpstreamFailure:
     """A 200 answer that is not an event stream: an error body, or a wrong endpoint."""
     body = await _read_bounded(response)
     error = protocol.error_from_response(502, body)

@@ -9,14 +9,19 @@ import struct
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
+import grpc
 import httpx
 import pytest
 
+from navagent.core._proto import chat_pb2 as pb
+from navagent.core._proto import chat_pb2_grpc
 from navagent.core.events import MessageComplete
 from navagent.core.messages import ChatRequest, UserMessage
 from navagent.gateway._chunks import BodyChunks
 from navagent.gateway._network import upstream_transport
 from navagent.gateway.routes import parse_routes
+from navagent.gateway.server import Gateway
+from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Upstream
 from tests.certs import make_pki
 from tests.core.fake_programs import wait_until
@@ -46,6 +51,7 @@ class Provider:
         hold: bool = False,
     ) -> None:
         self.connections = 0
+        self.heads: list[bytes] = []
         self.open_now = 0
         self.most_open = 0
         self.close_after = close_after
@@ -67,6 +73,7 @@ class Provider:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                self.heads.append(head)
                 length = next(
                     (
                         int(line.split(b":")[1])
@@ -204,6 +211,58 @@ async def test_streams_give_their_connection_back_to_the_pool() -> None:
             assert isinstance(final, MessageComplete) and final.message.content == "onetwo"
     await provider.stop()
     assert provider.connections == 1
+
+
+async def test_the_gateways_own_requests_go_straight_to_aiohttp_with_the_clients_headers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # httpx.AsyncClient.send (and httpx's Request and Response) cost ~100 us per request
+    # and add nothing the gateway's own client uses (issue 44); the request still
+    # carries the client's headers.
+    provider = Provider()
+    port = await provider.start()
+    routes = parse_routes(
+        {
+            "routes": [
+                {
+                    "routing_hint": "agent",
+                    "endpoint": f"http://127.0.0.1:{port}/v1",
+                    "model": "m",
+                    "protocols": ["openai_chat_completions"],
+                    "api_key": "sk-test-direct-0123456789",
+                }
+            ]
+        },
+        source="test",
+    )
+
+    async def through_the_client(*_args: object, **_kwargs: object) -> httpx.Response:
+        raise AssertionError("sent through httpx.AsyncClient.send")
+
+    def built(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("built an httpx.Request or httpx.Response")
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", through_the_client)
+    monkeypatch.setattr(httpx.Request, "__init__", built)
+    monkeypatch.setattr(httpx.Response, "__init__", built)
+    gateway = Gateway(GatewaySettings.loopback(), routes)
+    await gateway.start()
+    try:
+        async with grpc.aio.insecure_channel(gateway.address) as channel:
+            call = chat_pb2_grpc.ChatStub(channel).ChatStream(
+                pb.ChatStreamRequest(messages=[pb.ChatMessage(role="user", content="hi")])
+            )
+            events = [event async for event in call]
+    finally:
+        await gateway.stop(grace_s=0)
+        await provider.stop()
+    assert events[-1].message.content == "onetwo"
+    (head,) = provider.heads
+    assert head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    sent = head.lower()
+    assert f"user-agent: python-httpx/{httpx.__version__}".encode() in sent
+    assert b"authorization: bearer sk-test-direct-0123456789" in sent
+    assert b"content-type: application/json" in sent and b"accept-encoding: " in sent
 
 
 async def test_a_body_cut_mid_stream_is_a_protocol_error_not_a_connect_error() -> None:
