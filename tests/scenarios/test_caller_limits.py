@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from navagent.core import convert
 from navagent.fixtures.harness import SimulatedCluster, load_scenario, replay_scenario
-from navagent.fixtures.harness.replay._request_limits import request_limit_problems
+from navagent.fixtures.harness.limits._requests import request_limit_problems
 from navagent.fixtures.harness.scenarios._model import Scenario
 from navagent.gateway import callers, service
 from navagent.gateway.server import Gateway
