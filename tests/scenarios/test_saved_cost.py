@@ -82,3 +82,31 @@ async def test_a_wordless_refusal_whose_cost_is_not_saved_fails_the_replay(
         and "input_tokens 0 saved, " in problem
         for problem in result.problems
     ), result.problems
+
+
+@pytest.mark.parametrize(
+    ("defect", "said"),
+    [
+        (lambda body: "", "previews the session as '', but its first message is"),
+        (lambda body: "list my sandboxes", "previews the session as 'list my sandboxes'"),
+    ],
+    ids=["no preview", "another message's preview"],
+)
+async def test_a_sessions_table_that_misnames_the_session_fails_the_replay(
+    monkeypatch: pytest.MonkeyPatch,
+    copy_case: CopyCase,
+    cluster: SimulatedCluster,
+    defect: Any,
+    said: str,
+) -> None:
+    """`nav agent sessions` is how a person picks what to resume: its preview is checked."""
+    folder = copy_case("cluster-overview", providers=("openai",))
+    scenario = load_scenario(folder / "cluster-overview.yaml")
+    monkeypatch.setattr(sessions, "_preview", defect)
+    result = await replay_scenario(scenario, "openai", cluster=cluster)
+
+    assert not result.passed
+    assert any(
+        "[session-in-sync] after turn 1 `nav agent sessions` " in problem and said in problem
+        for problem in result.problems
+    ), result.problems
