@@ -203,4 +203,11 @@ async def test_the_model_counts_what_a_real_server_accepts(
     # Gemini's stream has no terminal event: its message completes when the body ends,
     # so the end is read whatever `_finish_body` does.
     tail_read = protocol == "google_gemini"
-    assert (clean, planted) == ((1, 1), (1, 1) if tail_read else (planted_connections, 3))
+    # One connection each, or two where a loaded machine starts the next request before
+    # the last response has closed (two open at once, which the model allows for too).
+    assert clean[0] == clean[1] <= 2, clean
+    if tail_read:
+        assert planted[0] == planted[1] <= 2, planted
+    else:
+        assert planted[1] == 3, planted  # the model: httpx's rule, one per stream
+        assert planted[0] == 3 if planted_connections == 3 else planted[0] <= 2, planted
