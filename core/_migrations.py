@@ -123,12 +123,22 @@ def m005_rewind_entries(db: sqlite3.Connection) -> None:
     spent). SQLite cannot widen a CHECK constraint in place, so the table is
     rebuilt with its rows, in this migration's transaction.
     """
+    _rebuild_entries(db, ("message", "compaction", "rewind"))
+
+
+def _rebuild_entries(db: sqlite3.Connection, kinds: tuple[str, ...]) -> None:
+    """`entries` rebuilt with its rows, its `kind` CHECK allowing `kinds`.
+
+    The only way SQLite widens a CHECK constraint. Each migration names its own
+    list, so it stays what it was when it shipped.
+    """
+    allowed = ", ".join(f"'{kind}'" for kind in kinds)  # literals of the migration itself
     db.execute(
-        """
+        f"""
         CREATE TABLE entries_new (
             session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
             seq INTEGER NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('message', 'compaction', 'rewind')),
+            kind TEXT NOT NULL CHECK (kind IN ({allowed})),
             role TEXT NOT NULL DEFAULT '',
             body TEXT NOT NULL,
             created_at TEXT NOT NULL,
@@ -159,27 +169,7 @@ def m007_usage_entries(db: sqlite3.Connection) -> None:
     was billed; its entry has an empty body and the usage. Rebuilt as in
     `m005_rewind_entries`, the only way SQLite widens a CHECK constraint.
     """
-    db.execute(
-        """
-        CREATE TABLE entries_new (
-            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('message', 'compaction', 'rewind', 'usage')),
-            role TEXT NOT NULL DEFAULT '',
-            body TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            usage TEXT,
-            PRIMARY KEY (session_id, seq)
-        )
-        """
-    )
-    db.execute(
-        "INSERT INTO entries_new (session_id, seq, kind, role, body, created_at, usage)"
-        " SELECT session_id, seq, kind, role, body, created_at, usage FROM entries"
-    )
-    db.execute("DROP TABLE entries")
-    db.execute("ALTER TABLE entries_new RENAME TO entries")
-    db.execute("CREATE INDEX entries_by_kind ON entries (session_id, kind, seq)")
+    _rebuild_entries(db, ("message", "compaction", "rewind", "usage"))
 
 
 MIGRATIONS: tuple[Migration, ...] = (
