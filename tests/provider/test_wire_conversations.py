@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def _chat(fmt: Format, base_url: str) -> SdkChat:
 
 def _talk_over_the_wire(users: list[str], chat: SdkChat) -> list[Turn]:
     turns: list[Turn] = []
-    with tempfile.TemporaryDirectory(prefix="nav-wire-talk-") as scratch:
+    with closing(chat), tempfile.TemporaryDirectory(prefix="nav-wire-talk-") as scratch:
         cluster = Cluster(Path(scratch))
         for user in users:
             turn = Turn(user)
