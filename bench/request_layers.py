@@ -145,7 +145,12 @@ async def measure(endpoint: str, count: int) -> dict[str, float]:
         url, headers = _endpoint_credentials(
             outgoing.url, {**outgoing.headers, "content-type": "application/json"}
         )
-        protocol.translator_for(endpoint=route.endpoint, model=route.model, options=route.options)
+        protocol.translator_for(
+            endpoint=route.endpoint,
+            model=route.model,
+            api_key=route.api_key.get_secret_value(),
+            options=route.options,
+        )
         body = _encode_json(outgoing.body)
         return str(url), {name.lower(): value for name, value in headers.items()}, body
 

@@ -87,7 +87,7 @@ class ThinkingPart(FrozenModel):
     text: str = ""
     """The (possibly summarised) reasoning text, as shown to people."""
     origin: str = ""
-    """The route that produced the part: `<protocol>:<digest of endpoint and model>`.
+    """The route that produced the part: `<protocol>:<digest of endpoint, model and key>`.
 
     Set by that route's stream translator; empty for parts whose origin is
     unknown (saved before origins existed), which no route reads back.

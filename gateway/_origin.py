@@ -7,8 +7,10 @@ OpenAI. So the translator stamps every opaque part with the origin of the
 route that produced it, and the request builder of the next request replays
 only parts whose origin equals its own route's. A failover to another route
 therefore drops the parts (every provider accepts a history without them)
-instead of failing the turn. The origin is a digest, so no endpoint URL
-reaches the client's history.
+instead of failing the turn. The route's key is part of its origin: one
+endpoint and model behind the keys of two organisations are two origins, and a
+key rotation drops the parts once. The origin is a digest, so no endpoint URL
+or key reaches the client's history.
 """
 
 from __future__ import annotations
@@ -24,16 +26,45 @@ from navagent.gateway._urls import api_base
 __all__ = ["own_payload", "route_origin"]
 
 
+_KEY_SALT = b"navagent.gateway route origin: key fingerprint"
+"""Fixed, so equal keys give equal fingerprints in every process and release."""
+
+
 @functools.lru_cache(maxsize=256)
-def route_origin(protocol: str, endpoint: str, model: str) -> str:
-    """`<protocol>:<12 hex digits of endpoint and model>`; stable across runs.
+def route_origin(protocol: str, endpoint: str, model: str, api_key: str) -> str:
+    """`<protocol>:<12 hex digits of endpoint, model and key>`; stable across runs.
+
+    The key goes in as a fingerprint (`_key_fingerprint`), never itself. A
+    route without a key (a local server) folds in nothing, so its origin is
+    the one it had before keys counted and its saved reasoning still goes back.
 
     Cached: every request computes it twice (request and translator) for one
-    of a few routes.
+    of a few routes. The key is then a cache key, which is no new exposure:
+    the cache lives in the process that holds the route (and the key) anyway,
+    and nothing reads or prints its entries.
     """
     base = api_base(endpoint).lower()
-    digest = hashlib.sha256(f"{base}\n{model.strip()}".encode()).hexdigest()[:12]
+    route = f"{base}\n{model.strip()}"
+    if api_key:
+        route += f"\n{_key_fingerprint(api_key)}"
+    digest = hashlib.sha256(route.encode()).hexdigest()[:12]
     return f"{protocol}:{digest}"
+
+
+@functools.lru_cache(maxsize=64)
+def _key_fingerprint(api_key: str) -> str:
+    """A slow, salted hash of `api_key` (scrypt, about 30 ms once per key and process).
+
+    What an origin tells whoever holds the history (the client, a saved
+    session): 48 bits of a hash of endpoint, model and key. That does not
+    recover a key, and cannot single out a random provider key (over 128
+    bits) from the 2^80 and more that share it; but it tells whether two
+    answers came through the same key, and it would let anyone check guesses of
+    a weak key (a local server's `changeme`) offline against a fast hash. So
+    the key is stretched first: each guess costs a scrypt run, not one SHA-256.
+    """
+    stretched = hashlib.scrypt(api_key.encode(), salt=_KEY_SALT, n=2**14, r=8, p=1, dklen=32)
+    return stretched.hex()
 
 
 def own_payload(part: ThinkingPart, origin: str) -> dict[str, Any] | None:

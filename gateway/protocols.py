@@ -12,7 +12,7 @@ and then only ever calls the four members of `ChatProtocol`:
     # POST upstream.url with upstream.headers and upstream.body as JSON.
     # On HTTP >= 400:  error = protocol.error_from_response(status, body_bytes)
     # On 200:
-    translator = protocol.translator_for(endpoint=..., model=...)
+    translator = protocol.translator_for(endpoint=..., model=..., api_key=...)
     decoder = SSEDecoder()
     for chunk in body:                      # bytes, any split
         for sse in decoder.feed(chunk):
@@ -74,15 +74,22 @@ class ChatProtocol:
     """HTTP status + error body (any content, even HTML or empty) -> classified `ChatError`."""
 
     def translator_for(
-        self, *, endpoint: str, model: str, options: RouteOptions = DEFAULT_ROUTE_OPTIONS
+        self,
+        *,
+        endpoint: str,
+        model: str,
+        api_key: str,
+        options: RouteOptions = DEFAULT_ROUTE_OPTIONS,
     ) -> StreamTranslator:
-        """A fresh translator for a response from `model` at `endpoint`.
+        """A fresh translator for a response from `model` at `endpoint` through `api_key`.
 
         It stamps reasoning with the route's origin, so the next request
-        replays it only to the same route (see `navagent.gateway._origin`),
-        and reads the stream as the route's `options` say.
+        replays it only to the same route, key included (see
+        `navagent.gateway._origin`), and reads the stream as the route's
+        `options` say.
         """
-        return self.new_translator(origin=route_origin(self.name, endpoint, model), options=options)
+        origin = route_origin(self.name, endpoint, model, api_key)
+        return self.new_translator(origin=origin, options=options)
 
 
 def load_protocol(name: str, module_path: str) -> ChatProtocol:

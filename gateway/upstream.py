@@ -240,7 +240,10 @@ class Upstream:
                     raise await _not_a_stream(protocol, response)
             decoder = _stream_decoder(response)
             translator = protocol.translator_for(
-                endpoint=route.endpoint, model=route.model, options=route.options
+                endpoint=route.endpoint,
+                model=route.model,
+                api_key=route.api_key.get_secret_value(),
+                options=route.options,
             )
             async for batch in _translate(
                 translator, response, decoder, first_content_by, self.timeouts

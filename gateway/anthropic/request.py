@@ -87,7 +87,8 @@ def build_request(
     options: RouteOptions = DEFAULT_ROUTE_OPTIONS,  # noqa: ARG001 - the protocol's shape
 ) -> UpstreamRequest:
     """Build `POST {endpoint}/v1/messages` for `request` (model from the route)."""
-    messages = build_messages(request.messages, origin=route_origin(PROTOCOL, endpoint, model))
+    origin = route_origin(PROTOCOL, endpoint, model, api_key)
+    messages = build_messages(request.messages, origin=origin)
     _mark_last_block(messages)
     body: RequestBody = {
         "model": model,

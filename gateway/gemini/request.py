@@ -65,7 +65,7 @@ def build_request(
     options: RouteOptions = DEFAULT_ROUTE_OPTIONS,  # noqa: ARG001 - the protocol's shape
 ) -> UpstreamRequest:
     """Build `POST {endpoint}/v1beta/models/{model}:streamGenerateContent?alt=sse`."""
-    origin = route_origin(PROTOCOL, endpoint, model)
+    origin = route_origin(PROTOCOL, endpoint, model, api_key)
     body: RequestBody = {"contents": build_contents(request.messages, origin=origin)}
     system = "\n\n".join(
         message.content

@@ -70,7 +70,7 @@ def build_request(
         "model": model,
         "messages": build_messages(
             request.messages,
-            origin=route_origin(PROTOCOL, endpoint, model),
+            origin=route_origin(PROTOCOL, endpoint, model, api_key),
             echo=options.reasoning_echo,
         ),
         "stream": True,

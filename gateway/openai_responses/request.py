@@ -71,7 +71,9 @@ def build_request(
     reasoning = is_reasoning_model(model)
     body: RequestBody = {
         "model": model,
-        "input": build_input(request.messages, origin=route_origin(PROTOCOL, endpoint, model)),
+        "input": build_input(
+            request.messages, origin=route_origin(PROTOCOL, endpoint, model, api_key)
+        ),
         "stream": True,
         "store": False,
     }

@@ -539,7 +539,7 @@ def test_migration_m004_moves_old_thinking_fields_into_the_payload(db_path: Path
         old.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, 'then')", (migration.__name__,))
     now = "2024-01-01T00:00:00.000000Z"
     old.execute("INSERT INTO sessions VALUES ('0123456789abcdef', 'old', '', ?, ?)", (now, now))
-    origin = route_origin("openai_responses", "https://api.openai.com", "gpt-5")
+    origin = route_origin("openai_responses", "https://api.openai.com", "gpt-5", "k")
     legacy = {
         "role": "assistant",
         "content": "",

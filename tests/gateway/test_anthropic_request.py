@@ -36,6 +36,8 @@ from tests.gateway.thinking_parts import (
 )
 
 ENDPOINT = ANTHROPIC_ENDPOINT
+OTHER_KEY = "org-b-test-key"
+"""Another organisation's key (or this one's after a rotation), same endpoint and model."""
 
 
 def marked_body_of(request: ChatRequest) -> dict[str, Any]:
@@ -150,11 +152,12 @@ def test_anthropic_request_redacted_and_unsigned_thinking() -> None:
     "origin",
     [
         "",  # saved before origins existed
-        route_origin("anthropic_messages", "https://bedrock.example", ANTHROPIC_MODEL),
-        route_origin("anthropic_messages", ENDPOINT, "claude-haiku-4-5"),
-        route_origin("openai_chat_completions", ENDPOINT, ANTHROPIC_MODEL),
+        route_origin("anthropic_messages", "https://bedrock.example", ANTHROPIC_MODEL, FAKE_KEY),
+        route_origin("anthropic_messages", ENDPOINT, "claude-haiku-4-5", FAKE_KEY),
+        route_origin("openai_chat_completions", ENDPOINT, ANTHROPIC_MODEL, FAKE_KEY),
+        route_origin("anthropic_messages", ENDPOINT, ANTHROPIC_MODEL, OTHER_KEY),
     ],
-    ids=["no-origin", "other-endpoint", "other-model", "other-protocol"],
+    ids=["no-origin", "other-endpoint", "other-model", "other-protocol", "other-key"],
 )
 def test_anthropic_request_thinking_from_another_route_is_never_sent(origin: str) -> None:
     # Issue 22 part 4: a payload is read only by the route that wrote it.
@@ -338,7 +341,10 @@ def test_anthropic_request_property_at_most_four_breakpoints_in_allowed_places(
             assert mark in ("system.0", f"tools.{len(body.get('tools', [])) - 1}")
 
 
-OTHER_ROUTE = route_origin("anthropic_messages", "https://backup.example", ANTHROPIC_MODEL)
+OTHER_ROUTE = route_origin(
+    "anthropic_messages", "https://backup.example", ANTHROPIC_MODEL, FAKE_KEY
+)
+OTHER_KEY_ROUTE = route_origin("anthropic_messages", ENDPOINT, ANTHROPIC_MODEL, OTHER_KEY)
 CALL = ToolCall(id="toolu_1", name="sandbox_list", arguments="{}")
 
 
@@ -359,10 +365,11 @@ def open_loop(*thinking: ThinkingPart, then: tuple[UserMessage, ...] = ()) -> Ch
     [
         (anthropic_part("written elsewhere", signature="sig-x", origin=OTHER_ROUTE),),
         (anthropic_part(redacted="opaque-x", origin=OTHER_ROUTE),),
+        (anthropic_part("written through the old key", signature="sig-x", origin=OTHER_KEY_ROUTE),),
         (anthropic_part("cut before its signature"),),
         (ThinkingPart(text="saved before origins existed"),),
     ],
-    ids=["failover", "redacted-failover", "unsigned", "migrated"],
+    ids=["failover", "redacted-failover", "key-rotated", "unsigned", "migrated"],
 )
 def test_anthropic_request_open_loop_that_cannot_echo_its_thinking_turns_thinking_off(
     thinking: tuple[ThinkingPart, ...],

@@ -22,12 +22,13 @@ from tests.gateway.streams import final_message, transcript, translate
 
 ENDPOINT = "https://generativelanguage.googleapis.com/v1beta/"
 MODEL = "gemini-2.5-flash"
-ORIGIN = route_origin("google_gemini", ENDPOINT, MODEL)
+KEY = "K-1"
+ORIGIN = route_origin("google_gemini", ENDPOINT, MODEL, KEY)
 
 
 def build(*messages: Any, **kwargs: Any) -> UpstreamRequest:
     return build_request(
-        ChatRequest(messages=messages, **kwargs), endpoint=ENDPOINT, model=MODEL, api_key="K-1"
+        ChatRequest(messages=messages, **kwargs), endpoint=ENDPOINT, model=MODEL, api_key=KEY
     )
 
 

@@ -42,7 +42,7 @@ DEEPSEEK_THOUGHT = "The user wants the sandboxes on dev. I will call sandbox_lis
 
 def turn(name: str, route: tuple[str, str], options: RouteOptions) -> AssistantMessage:
     """One streamed turn from `route`, as its translator leaves it."""
-    origin = route_origin(CHAT.name, *route)
+    origin = route_origin(CHAT.name, *route, FAKE_KEY)
     events = translate("openai", transcript("openai", name), origin=origin, options=options)
     return final_message(events).message
 

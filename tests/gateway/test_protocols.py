@@ -135,9 +135,18 @@ def test_gateway_never_imports_the_sdks() -> None:
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
 def test_translator_for_stamps_the_route_origin(name: str) -> None:
     protocol = PROTOCOLS[name]
-    one = protocol.translator_for(endpoint="https://api.openai.com/v1/", model="gpt-5")
-    same = protocol.translator_for(endpoint="https://api.openai.com", model="gpt-5")
-    other = protocol.translator_for(endpoint="https://x.openai.azure.com", model="gpt-5")
-    origins = [t._origin for t in (one, same, other)]  # type: ignore[attr-defined]
+    key, other_key = "org-a-test-key", "org-b-test-key"
+    one = protocol.translator_for(endpoint="https://api.openai.com/v1/", model="gpt-5", api_key=key)
+    same = protocol.translator_for(endpoint="https://api.openai.com", model="gpt-5", api_key=key)
+    other = protocol.translator_for(
+        endpoint="https://x.openai.azure.com", model="gpt-5", api_key=key
+    )
+    # One endpoint and model behind another organisation's key: another origin.
+    other_org = protocol.translator_for(
+        endpoint="https://api.openai.com", model="gpt-5", api_key=other_key
+    )
+    origins = [t._origin for t in (one, same, other, other_org)]  # type: ignore[attr-defined]
     assert origins[0] == origins[1] != origins[2]
+    assert origins[3] not in (origins[0], origins[2])
     assert origins[0].startswith(f"{name}:") and "openai.com" not in origins[0]
+    assert all(key not in origin and other_key not in origin for origin in origins)

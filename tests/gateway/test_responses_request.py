@@ -27,7 +27,9 @@ from tests.gateway.streams import FAKE_KEY, transcript
 from tests.gateway.thinking_parts import anthropic_part, responses_part
 
 ENDPOINT, MODEL = "https://api.openai.com/v1", "gpt-5-mini"
-ORIGIN = route_origin("openai_responses", ENDPOINT, MODEL)
+OTHER_KEY = "org-b-test-key"
+"""Another organisation's key, same endpoint and model: its encrypted reasoning is not ours."""
+ORIGIN = route_origin("openai_responses", ENDPOINT, MODEL, FAKE_KEY)
 
 
 def body(request: ChatRequest, *, model: str = MODEL, endpoint: str = ENDPOINT) -> dict[str, Any]:
@@ -137,9 +139,16 @@ def test_reasoning_items_go_back_in_place_before_the_calls_that_followed_them() 
     "part",
     [
         reasoning(
-            "rs_other_route", 0, origin=route_origin("openai_responses", "https://az", MODEL)
+            "rs_other_route",
+            0,
+            origin=route_origin("openai_responses", "https://az", MODEL, FAKE_KEY),
         ),
-        reasoning("rs_other_model", 0, origin=route_origin("openai_responses", ENDPOINT, "o3")),
+        reasoning(
+            "rs_other_model", 0, origin=route_origin("openai_responses", ENDPOINT, "o3", FAKE_KEY)
+        ),
+        reasoning(
+            "rs_other_key", 0, origin=route_origin("openai_responses", ENDPOINT, MODEL, OTHER_KEY)
+        ),
         responses_part("a", item_id="rs_x", encrypted="", origin=ORIGIN),
         anthropic_part("Anthropic thinking", signature="sig"),
         anthropic_part(redacted="opaque"),
@@ -150,6 +159,7 @@ def test_reasoning_items_go_back_in_place_before_the_calls_that_followed_them() 
     ids=[
         "other-endpoint",
         "other-model",
+        "other-key",
         "no-encrypted-content",
         "signed",
         "redacted",
@@ -178,7 +188,9 @@ def test_other_protocols_never_send_responses_reasoning() -> None:
 
 
 def test_a_translated_turn_replays_its_reasoning_to_the_same_route_only() -> None:
-    translator = PROTOCOLS["openai_responses"].translator_for(endpoint=ENDPOINT, model=MODEL)
+    translator = PROTOCOLS["openai_responses"].translator_for(
+        endpoint=ENDPOINT, model=MODEL, api_key=FAKE_KEY
+    )
     decoder = SSEDecoder()
     events = [
         event

@@ -7,9 +7,10 @@ from typing import Any
 
 from navagent.core.messages import ThinkingPart
 from navagent.gateway._origin import route_origin
+from tests.gateway.streams import FAKE_KEY
 
 ANTHROPIC_ENDPOINT, ANTHROPIC_MODEL = "https://api.anthropic.com", "claude-sonnet-4-5"
-ANTHROPIC_ORIGIN = route_origin("anthropic_messages", ANTHROPIC_ENDPOINT, ANTHROPIC_MODEL)
+ANTHROPIC_ORIGIN = route_origin("anthropic_messages", ANTHROPIC_ENDPOINT, ANTHROPIC_MODEL, FAKE_KEY)
 
 
 def encode(payload: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from navagent.fixtures.provider.formats.anthropic.wire import REDACTED_THINKING_
 from navagent.fixtures.provider.wire._ids import open_reasoning
 from navagent.gateway.protocols import PROTOCOLS
 from tests.gateway.thinking_parts import payload_of
-from tests.provider.test_translators_agree import SANDBOXES, round_trip
+from tests.provider.test_translators_agree import KEY, SANDBOXES, round_trip
 
 LIST = "list my sandboxes"
 
@@ -116,7 +116,7 @@ def _follow_up(provider: str, model: str, user: str) -> tuple[dict[str, Any], st
     protocol = PROTOCOLS[
         "openai_chat_completions" if provider == "openai" else "anthropic_messages"
     ]
-    body = protocol.build_request(follow_up, endpoint="http://sim.test", model=model, api_key="k")
+    body = protocol.build_request(follow_up, endpoint="http://sim.test", model=model, api_key=KEY)
     return body.body, model
 
 
@@ -178,7 +178,7 @@ def _interleaved_follow_up() -> dict[str, Any]:
     )
     protocol = PROTOCOLS["openai_responses"]
     built = protocol.build_request(
-        follow_up, endpoint="http://sim.test", model="o4-mini", api_key="k"
+        follow_up, endpoint="http://sim.test", model="o4-mini", api_key=KEY
     )
     return built.body
 

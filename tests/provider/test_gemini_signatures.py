@@ -9,7 +9,7 @@ from navagent.core.tools import TOOLS
 from navagent.fixtures.provider import SimHTTPError, simulate
 from navagent.gateway.protocols import PROTOCOLS
 from tests.gateway.thinking_parts import payload_of
-from tests.provider.test_translators_agree import SANDBOXES, round_trip
+from tests.provider.test_translators_agree import KEY, SANDBOXES, round_trip
 
 
 def test_gemini_thought_signature_survives_a_tool_round_trip() -> None:
@@ -32,7 +32,7 @@ def test_gemini_thought_signature_survives_a_tool_round_trip() -> None:
     # A signature moved to another call is refused, as the real API refuses it.
     body = (
         PROTOCOLS["google_gemini"]
-        .build_request(follow_up, endpoint="http://sim.test", model=model, api_key="k")
+        .build_request(follow_up, endpoint="http://sim.test", model=model, api_key=KEY)
         .body
     )
     call_part = body["contents"][1]["parts"][0]

@@ -35,6 +35,8 @@ from tests.gateway.streams import translate
 from tests.gateway.test_responses_conformance import assert_matches
 from tests.gateway.thinking_parts import payload_of
 
+KEY = "sk-sim-agree"
+"""Every route here has this key: the key is part of the origin reasoning goes back to."""
 SANDBOXES = (
     "NAME         NAMESPACE  CREATED              PHASE\n"
     "dev-box      navigator  2026-03-04 17:02:11  Ready\n"
@@ -60,11 +62,9 @@ def round_trip(
     model: str = "sim-1",
 ):
     protocol = PROTOCOLS[wire_format(provider).protocol]
-    outgoing = protocol.build_request(
-        request, endpoint="http://sim.test", model=model, api_key="sk-sim-agree"
-    )
+    outgoing = protocol.build_request(request, endpoint="http://sim.test", model=model, api_key=KEY)
     reply = simulate(provider, outgoing.body)  # raises if the simulator rejects the request
-    origin = route_origin(protocol.name, "http://sim.test", model)
+    origin = route_origin(protocol.name, "http://sim.test", model, KEY)
     events = translate(provider, list(reply.frames), origin=origin)  # checks the contract too
     assert isinstance(events[-1], MessageComplete), events[-1]
     turn_end = events[-2]
@@ -185,7 +185,7 @@ def test_responses_simulator_refuses_reasoning_replayed_wrongly(tamper: str, err
     )
     body = (
         PROTOCOLS["openai_responses"]
-        .build_request(follow_up, endpoint="http://sim.test", model="gpt-5-mini", api_key="k")
+        .build_request(follow_up, endpoint="http://sim.test", model="gpt-5-mini", api_key=KEY)
         .body
     )
     items = body["input"]
@@ -204,7 +204,7 @@ def test_responses_simulator_refuses_reasoning_replayed_wrongly(tamper: str, err
 def test_responses_wire_numbers_events_and_items() -> None:
     request = ChatRequest(messages=CONVERSATIONS["parallel-tools"], tools=TOOLS)
     outgoing = PROTOCOLS["openai_responses"].build_request(
-        request, endpoint="http://sim.test", model="gpt-5-mini", api_key="k"
+        request, endpoint="http://sim.test", model="gpt-5-mini", api_key=KEY
     )
     reply = simulate("openai-responses", outgoing.body)
     events = [json.loads(frame.split(b"data: ", 1)[1]) for frame in reply.frames]

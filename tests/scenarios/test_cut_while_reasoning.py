@@ -141,7 +141,7 @@ def test_the_saved_history_goes_to_its_own_format_as_its_route_sends_it(
         "summary": [text],
         "after_tool_calls": 0,
     }
-    origin = route_origin("openai_responses", endpoint, model)
+    origin = route_origin("openai_responses", endpoint, model, "sk-route")
     answer = AssistantMessage(
         content="hello",
         thinking=(ThinkingPart(text=text, origin=origin, payload=json.dumps(payload)),),
