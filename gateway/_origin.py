@@ -34,21 +34,33 @@ _KEY_SALT = b"navagent.gateway route origin: key fingerprint"
 def route_origin(protocol: str, endpoint: str, model: str, api_key: str) -> str:
     """`<protocol>:<12 hex digits of endpoint, model and key>`; stable across runs.
 
-    The key goes in as a fingerprint (`_key_fingerprint`), never itself. A
-    route without a key (a local server) folds in nothing, so its origin is
-    the one it had before keys counted and its saved reasoning still goes back.
+    The key goes in as a fingerprint (`_key_fingerprint`), never itself, and
+    so does a `user:password@` login in the endpoint (a proxy's). A route
+    with neither (a local server) folds in nothing, so its origin is the one
+    it had before credentials counted and its saved reasoning still goes back.
 
     Cached: every request computes it twice (request and translator) for one
     of a few routes. The key is then a cache key, which is no new exposure:
     the cache lives in the process that holds the route (and the key) anyway,
     and nothing reads or prints its entries.
     """
-    base = api_base(endpoint).lower()
-    route = f"{base}\n{model.strip()}"
-    if api_key:
-        route += f"\n{_key_fingerprint(api_key)}"
+    base, login = _without_login(api_base(endpoint))
+    route = f"{base.lower()}\n{model.strip()}"
+    credential = "\n".join(part for part in (api_key, login) if part)
+    if credential:  # a login in the URL is a credential too: never under the fast hash
+        route += f"\n{_key_fingerprint(credential)}"
     digest = hashlib.sha256(route.encode()).hexdigest()[:12]
     return f"{protocol}:{digest}"
+
+
+def _without_login(base: str) -> tuple[str, str]:
+    """`base` without the `user:password@` of its authority, and that login ("" without one)."""
+    scheme, separator, rest = base.partition("://")
+    authority, slash, path = rest.partition("/")
+    login, at, host = authority.rpartition("@")
+    if not (separator and at):
+        return base, ""
+    return f"{scheme}://{host}{slash}{path}", login
 
 
 @functools.lru_cache(maxsize=64)

@@ -207,3 +207,20 @@ def test_origins_are_stable_across_releases() -> None:
     assert local == f"openai_chat_completions:{before_keys}"
     keyed = route_origin("openai_chat_completions", "http://localhost:11434/v1", model, KEY_A)
     assert keyed == "openai_chat_completions:04d255abac96"
+
+
+def test_a_login_in_the_endpoint_counts_as_a_credential_never_under_the_fast_hash() -> None:
+    # Two proxies' logins on one host are two origins; the login is stretched like
+    # a key, so a history's digest cannot be checked against guesses of it cheaply.
+    model = "gpt-5"
+    one = route_origin("openai_responses", "https://team:first-pass@proxy.example/v1", model, "")
+    same = route_origin("openai_responses", "https://team:first-pass@proxy.example", model, "")
+    other = route_origin("openai_responses", "https://team:other-pass@proxy.example", model, "")
+    bare = route_origin("openai_responses", "https://proxy.example", model, "")
+    assert one == same and len({one, other, bare}) == 3
+    fast = hashlib.sha256(f"https://team:first-pass@proxy.example\n{model}".encode())
+    assert one != f"openai_responses:{fast.hexdigest()[:12]}"
+    # A key and a login are one credential: either changing changes the origin.
+    keyed = route_origin("openai_responses", "https://team:first-pass@proxy.example", model, KEY_A)
+    key_only = route_origin("openai_responses", "https://proxy.example", model, KEY_A)
+    assert keyed not in {one, key_only}
