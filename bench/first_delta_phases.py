@@ -42,9 +42,10 @@ from typing import Any
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="nav-bench-phases-")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.outside_overhead import HINTS, KEY, start_upstream
+from bench.outside_overhead import start_upstream, write_routes
+from navagent.cli.gateway_cmd import LogLevel
+from navagent.cli.gateway_cmd import _configure_logging as configure_logging
 from navagent.core.events import CONTENT_EVENTS, StreamEvent
-from navagent.core.redaction import RedactingFormatter
 from navagent.gateway import _loop, metrics
 from navagent.gateway._network import AiohttpTransport, preload
 from navagent.gateway._slots import Slots
@@ -119,27 +120,15 @@ class _Phases:
 
 
 def _configure_logging() -> None:
-    """As `nav gateway serve` does, to /dev/null: the log line is part of the cost."""
-    handler = logging.StreamHandler(open(os.devnull, "w", encoding="utf-8"))
-    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
-    for name in ("httpx", "httpcore", "aiohttp", "hpack", "grpc"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    """As `nav gateway serve` does, written to /dev/null: the log line is part of the cost."""
+    configure_logging(LogLevel.info)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(open(os.devnull, "w", encoding="utf-8"))
 
 
 async def _measure(endpoint: str, hint: str, calls: int, folder: Path) -> list[dict[str, float]]:
-    routes = folder / "routes.yaml"
-    routes.write_text(
-        "routes:\n"
-        + "".join(
-            f"  - routing_hint: {name}\n    endpoint: {endpoint}{prefix}\n    model: m\n"
-            f"    protocols: [{protocol}]\n    api_key: {KEY}\n"
-            for name, (prefix, protocol) in HINTS.items()
-        ),
-        encoding="utf-8",
-    )
+    routes = write_routes(folder / "routes.yaml", endpoint)
     settings = GatewaySettings(listen="127.0.0.1:0", routes=routes)
     metrics.enable()
     phases = _Phases()

@@ -264,11 +264,9 @@ def start_floor(upstream: str, processes: int, *, final: bool = False) -> Server
     return Server("floor+final" if final else "floor", f"127.0.0.1:{port}", started)
 
 
-def start_gateway(
-    name: str, nav: list[str], upstream: str, folder: Path, *, metrics: bool
-) -> Server:
-    routes = folder / f"routes-{name}.yaml"
-    routes.write_text(
+def write_routes(path: Path, upstream: str) -> Path:
+    """The routes file every gateway under test serves: one route per `HINTS` entry."""
+    path.write_text(
         "routes:\n"
         + "".join(
             f"  - routing_hint: {hint}\n    endpoint: {upstream}{prefix}\n    model: m\n"
@@ -277,6 +275,13 @@ def start_gateway(
         ),
         encoding="utf-8",
     )
+    return path
+
+
+def start_gateway(
+    name: str, nav: list[str], upstream: str, folder: Path, *, metrics: bool
+) -> Server:
+    routes = write_routes(folder / f"routes-{name}.yaml", upstream)
     log = folder / f"gateway-{name}.log"
     args = [*nav, "gateway", "serve", "--listen", "127.0.0.1:0", "--routes", str(routes)]
     if metrics:
