@@ -42,7 +42,7 @@ from navagent.core.events import (
     TurnEnd,
 )
 from navagent.core.messages import ChatRequest
-from navagent.core.redaction import clip
+from navagent.core.redaction import Redacted, clip, redacted
 from navagent.gateway import metrics
 from navagent.gateway._slots import GATEWAY, Slots, WorkerSlots
 from navagent.gateway.caller_store import CallerStore
@@ -67,6 +67,8 @@ SERVICE_NAME = "navigator.chat.v1.Chat"
 _MAX_STATUS_CHARS = 1024
 _LAST_WRITE_S = 2.0
 """How long a stream's last `error` event may wait for a write still pending in gRPC."""
+_FIELD_CHARS = 80
+_FIELD_READ_CHARS = 1024
 _BARE = re.compile(r"[A-Za-z0-9._:/#@+-]{1,80}")
 
 log = logging.getLogger("navagent.gateway")
@@ -87,12 +89,25 @@ class StreamLimits:
         return self.max_message_bytes // 4
 
 
-def _field(value: str) -> str:
-    """A log field value: bare when plainly safe, else quoted and escaped (and bounded)."""
+def _field(value: str) -> Redacted:
+    """A log field value, redacted before it is cut (bare when plainly safe, else quoted).
+
+    The search reads up to `_FIELD_READ_CHARS` of the value, though the line
+    shows 80: a secret the 80-character cut splits is masked whole, and one
+    split where the search stops is masked from its start (`cut=True`), so
+    a client's megabyte of routing hint costs no more than that. Escaped
+    after the search, and searched again when escaping changed it.
+    """
     if _BARE.fullmatch(value):
-        return value
-    shown = value if len(value) <= 80 else value[:80] + "…"
-    return '"' + shown.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+        return redacted(value)
+    head = value[:_FIELD_READ_CHARS]
+    cut = len(head) < len(value)
+    clean = redacted(head, cut=cut)
+    escaped = clean.encode("unicode_escape").decode("ascii").replace('"', '\\"')
+    if escaped != clean:  # an escape can join what the first search saw apart
+        clean = redacted(escaped, cut=cut)
+    shown = clean if len(clean) <= _FIELD_CHARS else clean[:_FIELD_CHARS] + "…"
+    return Redacted('"' + shown + '"')
 
 
 @dataclass
@@ -133,22 +148,24 @@ class _StreamLog:
             return
         self.emitted = True
         duration = time.monotonic() - self.started
+        # Every text field is redacted on its own (`Redacted`), so the line is not searched
+        # whole again; the rest the gateway makes from numbers and its own ids.
         ttft = "-" if self.first_token is None else f"{self.first_token - self.started:.3f}s"
         log.info(
             "stream id=%s hint=%s caller=%s route=%s protocol=%s model=%s attempts=%d "
             "duration=%.3fs ttft=%s tokens_in=%s tokens_out=%s outcome=%s",
-            self.request_id,
+            Redacted(self.request_id),
             _field(self.hint),
-            self.caller,
+            _field(self.caller),
             _field(self.record.route),
-            self.record.protocol,
+            redacted(self.record.protocol),
             _field(self.record.model),
             self.record.attempts,
             duration,
-            ttft,
-            "-" if self.input_tokens is None else self.input_tokens,
-            "-" if self.output_tokens is None else self.output_tokens,
-            self.outcome or "unknown",
+            Redacted(ttft),
+            _count(self.input_tokens),
+            _count(self.output_tokens),
+            redacted(self.outcome or "unknown"),
         )
         if metrics.enabled():
             metrics.record_finished(self._facts(duration), admitted=self.admitted)
@@ -170,6 +187,13 @@ class _StreamLog:
             ],
             upstream=self.record.upstream,
         )
+
+
+def _count(tokens: int | None) -> int | Redacted:
+    return _NO_COUNT if tokens is None else tokens
+
+
+_NO_COUNT = Redacted("-")
 
 
 class _Unparseable:
