@@ -11,13 +11,16 @@ without ever waiting for more: waiting would delay a paced stream's token.
 `ready` starts the next read; if that read has to wait for the network, it is
 kept, suspended, and `next` resumes it later: nothing is read twice or lost.
 A read left suspended when the stream ends is cancelled by `abandon`, so the
-HTTP layers below clean up as they would for any cancelled read.
+HTTP layers below clean up as they would for any cancelled read. A body that
+can say what it holds without a read (the gateway's own transport,
+`Answer.ready_raw`) is asked instead: then no read is ever left suspended,
+and each of a paced stream's reads is a plain `await`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
 
 __all__ = ["BodyChunks"]
@@ -29,10 +32,17 @@ _CHECKPOINTS = 16
 class BodyChunks:
     """`chunks` for one reader: `await next()`, `ready()`, and `abandon()` at the end."""
 
-    __slots__ = ("_chunks", "_failure", "_step", "_yielded")
+    __slots__ = ("_chunks", "_failure", "_held", "_step", "_yielded")
 
-    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+    def __init__(
+        self,
+        chunks: AsyncIterator[bytes],
+        *,
+        held: Callable[[], bytes | None] | None = None,
+    ) -> None:
         self._chunks = chunks
+        self._held = held
+        """What `chunks` holds unread, without a read (as `ready`), when its body can say."""
         self._failure: Exception | None = None
         """A read that `ready` saw fail: raised by `next`, after what came before it."""
         self._step: Generator[Any, Any, bytes] | None = None
@@ -45,6 +55,8 @@ class BodyChunks:
         Raises:
             StopAsyncIteration: the body has ended.
         """
+        if self._held is not None:
+            return self._held()
         if self._step is not None or self._failure is not None:
             return None
         step = self._chunks.__anext__().__await__()

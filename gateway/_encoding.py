@@ -60,6 +60,11 @@ class BoundedDecoder:
         else:
             self._zlib = None
 
+    @property
+    def identity(self) -> bool:
+        """True when the body is not encoded: its bytes are the pieces."""
+        return self._zlib is None
+
     def decode(self, data: bytes) -> Iterator[bytes]:
         """The decoded bytes of `data`, in pieces of at most `PIECE_BYTES`, made lazily.
 

@@ -238,6 +238,17 @@ class Answer:
         """The body's bytes as they arrive, undecoded."""
         return self._body.__aiter__()
 
+    def ready_raw(self) -> bytes | None:
+        """The body's bytes that have arrived unread, without waiting; None when none have.
+
+        None too once the body has failed: the next read of `aiter_raw`
+        raises it, after what came before it.
+
+        Raises:
+            StopAsyncIteration: the body has ended and all of it was read.
+        """
+        return self._body.ready()
+
     aiter_bytes = aiter_raw
     """The same: the transport never decodes (`auto_decompress=False`)."""
 
@@ -274,6 +285,22 @@ class _Body(httpx.AsyncByteStream):
                 if not chunk:
                     return
                 yield chunk
+
+    def ready(self) -> bytes | None:
+        """What has arrived unread, without waiting (see `Answer.ready_raw`).
+
+        Nothing is started and left waiting, as `BodyChunks.ready` has to for
+        any other body: a stream's every read resumes no read half-done.
+        """
+        content = self._response.content
+        if content.exception() is not None:
+            return None
+        chunk = content.read_nowait()
+        if chunk:
+            return chunk
+        if content.at_eof():
+            raise StopAsyncIteration
+        return None
 
     async def aclose(self) -> None:
         # A body read to its end gives the connection back to the pool; one

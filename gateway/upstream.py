@@ -35,7 +35,7 @@ import functools
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -297,7 +297,9 @@ async def _translate(
     """
     events = _BodyEvents(translator)
     pieces = _decoded_body(response, decoder)
-    chunks = BodyChunks(pieces)
+    # The gateway's own transport says what it holds without a read, when the bytes are its own.
+    held = response.ready_raw if isinstance(response, Answer) and decoder.identity else None
+    chunks = BodyChunks(pieces, held=held)
     loop = asyncio.get_running_loop()
     progress = translator.progress
     deadline, expired = first_content_by, timeouts.first_content_error()
@@ -345,7 +347,7 @@ async def _translate(
     finally:
         watchdog.close()
         await chunks.abandon()
-        await pieces.aclose()
+        await _close(pieces)
 
 
 _BLANK_LINE = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -591,11 +593,23 @@ def _encode_json(body: object) -> bytes:
         ) from None
 
 
-def _decoded_body(response: _Response, decoder: BoundedDecoder) -> AsyncGenerator[bytes, None]:
-    """The body's bytes, decoded by `decoder` a bounded piece at a time."""
+def _decoded_body(response: _Response, decoder: BoundedDecoder) -> AsyncIterator[bytes]:
+    """The body's bytes, decoded by `decoder` a bounded piece at a time.
+
+    A body that is not encoded is read as it comes, with no layer between.
+    """
     if response.is_stream_consumed:  # made from bytes (a test's mock): httpx has decoded them
-        return decoded_pieces(response.aiter_bytes(), BoundedDecoder("identity"))
+        return response.aiter_bytes()
+    if decoder.identity:
+        return response.aiter_raw()
     return decoded_pieces(response.aiter_raw(), decoder)
+
+
+async def _close(body: AsyncIterator[bytes]) -> None:
+    """Close `body` when it can be (an async generator, or a transport's own iterator)."""
+    aclose = getattr(body, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def _stream_decoder(response: _Response) -> BoundedDecoder:
@@ -631,7 +645,7 @@ async def _read_bounded(response: _Response) -> bytes:
             if len(body) >= _ERROR_BODY_LIMIT:
                 break
     finally:
-        await pieces.aclose()
+        await _close(pieces)
     return bytes(body)
 
 

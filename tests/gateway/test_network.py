@@ -6,7 +6,8 @@ import asyncio
 import socket
 import ssl
 import struct
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import grpc
@@ -17,8 +18,9 @@ from navagent.core._proto import chat_pb2 as pb
 from navagent.core._proto import chat_pb2_grpc
 from navagent.core.events import MessageComplete
 from navagent.core.messages import ChatRequest, UserMessage
+from navagent.gateway import _chunks
 from navagent.gateway._chunks import BodyChunks
-from navagent.gateway._network import upstream_transport
+from navagent.gateway._network import Answer, upstream_transport
 from navagent.gateway.routes import parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
@@ -39,7 +41,8 @@ class Provider:
 
     `close_after`: close the connection after one answer; `cut`: send the head
     and half the body, then close (`reset`: with a TCP reset); `hold`: send the
-    head and keep the body open until `release` is set.
+    head and keep the body open until `release` is set; `trickle`: send the
+    body's events 50 ms apart.
     """
 
     def __init__(
@@ -49,7 +52,9 @@ class Provider:
         cut: bool = False,
         reset: bool = False,
         hold: bool = False,
+        trickle: bool = False,
     ) -> None:
+        self.trickle = trickle
         self.connections = 0
         self.heads: list[bytes] = []
         self.open_now = 0
@@ -105,6 +110,14 @@ class Provider:
                 if self.hold:
                     writer.write(head)
                     await self.release.wait()
+                if self.trickle:
+                    writer.write(head)
+                    for event in BODY:
+                        await asyncio.sleep(0.05)
+                        writer.write(chunked([event])[:-5])
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+                    break
                 writer.write(body if self.hold else head + body)
                 await writer.drain()
                 if self.close_after:
@@ -422,3 +435,84 @@ async def test_a_read_that_fails_in_ready_fails_the_next_read() -> None:
     assert chunks.ready() is None  # what came before the break goes out first
     with pytest.raises(ConnectionResetError, match="peer closed"):
         await chunks.next()
+
+
+# --- What the gateway's own transport holds, without a read -------------------
+
+
+@asynccontextmanager
+async def answered(provider: Provider) -> AsyncIterator[Answer]:
+    """The gateway's own transport's answer from `provider`, closed after."""
+    port = await provider.start()
+    transport = upstream_transport(httpx.Limits())
+    try:
+        answer = await transport.open("POST", f"http://127.0.0.1:{port}/v1", [], b"{}", {})
+        yield answer
+        await answer.aclose()
+    finally:
+        await transport.aclose()
+        await provider.stop()
+
+
+async def test_ready_raw_hands_over_what_arrived_and_never_starts_a_read() -> None:
+    provider = Provider(hold=True)
+    async with answered(provider) as answer:
+        assert answer.ready_raw() is None  # the head only: nothing of the body yet
+        provider.release.set()
+        body = bytearray()
+        while len(body) < len(b"".join(BODY)):
+            await asyncio.sleep(0.01)
+            body += answer.ready_raw() or b""
+        assert bytes(body) == b"".join(BODY)
+        await asyncio.sleep(0.05)
+        with pytest.raises(StopAsyncIteration):
+            answer.ready_raw()
+        assert [chunk async for chunk in answer.aiter_raw()] == []  # nothing read twice
+
+
+async def test_ready_raw_leaves_a_failure_to_the_next_read_after_the_bytes_before_it() -> None:
+    async with answered(Provider(reset=True)) as answer:
+        await asyncio.sleep(0.3)  # the event, then the reset, have arrived
+        assert answer.ready_raw() is None
+        received = bytearray()
+        with pytest.raises(httpx.ReadError, match="Connection reset by peer"):
+            async for chunk in answer.aiter_raw():
+                received += chunk
+        assert bytes(received) == BODY[0]
+
+
+async def test_the_gateways_own_transport_never_leaves_a_read_suspended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A suspended read is resumed through `_Resumed` at every one of a paced stream's
+    # reads; the gateway's own transport says what it holds instead (issue 44).
+    def resumed(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a read was left suspended and resumed")
+
+    monkeypatch.setattr(_chunks._Resumed, "__init__", resumed)
+    provider = Provider(trickle=True)  # every read after the first waits for the network
+    port = await provider.start()
+    transport = upstream_transport(httpx.Limits())
+    client = httpx.AsyncClient(transport=transport)
+    upstream = Upstream(client, transport=transport)
+    route = parse_routes(
+        {
+            "routes": [
+                {
+                    "routing_hint": "agent",
+                    "endpoint": f"http://127.0.0.1:{port}/v1",
+                    "model": "m",
+                    "protocols": ["openai_chat_completions"],
+                    "api_key": "sk-test-direct-0123456789",
+                }
+            ]
+        },
+        source="test",
+    ).candidates("agent")[0]
+    request = ChatRequest(messages=[UserMessage(content="hi")])
+    try:
+        events = [event async for batch in upstream.stream(route, request) for event in batch]
+    finally:
+        await client.aclose()
+        await provider.stop()
+    assert isinstance(events[-1], MessageComplete) and events[-1].message.content == "onetwo"
