@@ -101,6 +101,8 @@ def decoder_for(content_encoding: str) -> BoundedDecoder:
     Raises:
         EncodingRefused: more than one encoding, or one `BoundedDecoder` does not know.
     """
+    if not content_encoding:  # the usual answer: not encoded
+        return BoundedDecoder("identity")
     layers = [
         layer.strip().lower()
         for layer in content_encoding.split(",")

@@ -67,6 +67,7 @@ SERVICE_NAME = "navigator.chat.v1.Chat"
 _MAX_STATUS_CHARS = 1024
 _LAST_WRITE_S = 2.0
 """How long a stream's last `error` event may wait for a write still pending in gRPC."""
+_TERMINAL = (MessageComplete, StreamError)
 _FIELD_CHARS = 80
 _FIELD_READ_CHARS = 1024
 _BARE = re.compile(r"[A-Za-z0-9._:/#@+-]{1,80}")
@@ -455,7 +456,7 @@ class ChatService:
         _note(stream_log, event)
         if message is not None:
             await context.write(message)
-        if isinstance(event, MessageComplete | StreamError):
+        if isinstance(event, _TERMINAL):
             ok = isinstance(event, MessageComplete)
             stream_log.settle("ok" if ok else f"error:{event.error.code}")  # type: ignore[union-attr]
 

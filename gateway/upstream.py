@@ -97,25 +97,35 @@ class Timeouts:
 
     def idle_error(self) -> ChatError:
         """The failure of a stream that made no content progress within `idle_s`."""
-        return ChatError(
-            message=(
-                f"the provider sent nothing for {self.idle_s:g}s "
-                "(--idle-timeout; keep-alives do not count)"
-            ),
-            code="timeout",
-            retryable=True,
-        )
+        return _idle_error(self.idle_s)
 
     def first_content_error(self) -> ChatError:
         """The failure of a stream that produced no content within `first_token_s`."""
-        return ChatError(
-            message=(
-                f"the provider produced no output within {self.first_token_s:g}s "
-                "(connecting, response headers and first token; --first-token-timeout)"
-            ),
-            code="timeout",
-            retryable=True,
-        )
+        return _first_content_error(self.first_token_s)
+
+
+# Every stream holds both errors ready from its start; made once, not per request.
+@functools.lru_cache(maxsize=16)
+def _idle_error(idle_s: float) -> ChatError:
+    return ChatError(
+        message=(
+            f"the provider sent nothing for {idle_s:g}s (--idle-timeout; keep-alives do not count)"
+        ),
+        code="timeout",
+        retryable=True,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _first_content_error(first_token_s: float) -> ChatError:
+    return ChatError(
+        message=(
+            f"the provider produced no output within {first_token_s:g}s "
+            "(connecting, response headers and first token; --first-token-timeout)"
+        ),
+        code="timeout",
+        retryable=True,
+    )
 
 
 class UpstreamFailure(Exception):
