@@ -36,8 +36,7 @@ from __future__ import annotations
 import functools
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import httpx
@@ -180,7 +179,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     ) -> aiohttp.ClientResponse:
         if self._session is None:
             self._session = self._new_session()
-        with _httpx_errors(request):
+        with _HttpxErrors(request):
             return await self._session.request(
                 method,
                 _aiohttp_url(url),
@@ -270,7 +269,7 @@ class _Body(httpx.AsyncByteStream):
         import aiohttp
 
         content = self._response.content
-        with _httpx_errors(self._request, self._connection):
+        with _HttpxErrors(self._request, self._connection):
             while True:
                 try:
                     chunk = await content.readany()
@@ -308,44 +307,66 @@ class _Body(httpx.AsyncByteStream):
         self._response.release()
 
 
-@contextmanager
-def _httpx_errors(
-    request: httpx.Request | None, connection: ResponseHandler | None = None
-) -> Iterator[None]:
+class _HttpxErrors:
     """Raise aiohttp's failures as the httpx exceptions the gateway tells apart.
 
     A body cut by a socket error is a `ReadError` with that error's words
     (`[Errno 104] Connection reset by peer`), as httpx's own transport says
-    it, so recordings and messages stay the same across transports.
+    it, so recordings and messages stay the same across transports. A class,
+    not a generator: every body's read loop sits inside one, and closing a
+    body half-read (a stream that ends before its last chunk) passes
+    `GeneratorExit` through it, which a generator-based manager pays for.
     """
+
+    __slots__ = ("_connection", "_request")
+
+    def __init__(
+        self, request: httpx.Request | None, connection: ResponseHandler | None = None
+    ) -> None:
+        self._request = request
+        self._connection = connection
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object
+    ) -> None:
+        import aiohttp
+
+        if isinstance(exc, aiohttp.ClientError | OSError):
+            raise _as_httpx(exc, self._request, self._connection) from exc
+
+
+def _as_httpx(
+    exc: Exception, request: httpx.Request | None, connection: ResponseHandler | None
+) -> httpx.HTTPError:
+    """The httpx exception for one of aiohttp's (or a socket's) failures."""
     import aiohttp
 
-    try:
-        yield
-    except aiohttp.ClientPayloadError as exc:
+    if isinstance(exc, aiohttp.ClientPayloadError):
         cause = _socket_error(connection)
         if cause is not None:  # the socket failed (a reset): as httpx's own transport words it
-            raise httpx.ReadError(str(cause), request=request) from exc
-        raise httpx.RemoteProtocolError(_reason(exc), request=request) from exc
-    except aiohttp.ServerDisconnectedError as exc:
-        raise httpx.RemoteProtocolError(
+            return httpx.ReadError(str(cause), request=request)
+        return httpx.RemoteProtocolError(_reason(exc), request=request)
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return httpx.RemoteProtocolError(
             "the provider closed the connection without a complete response", request=request
-        ) from exc
-    except aiohttp.ConnectionTimeoutError as exc:
-        raise httpx.ConnectTimeout(_reason(exc), request=request) from exc
-    except aiohttp.ServerTimeoutError as exc:
-        raise httpx.ReadTimeout(_reason(exc), request=request) from exc
-    except aiohttp.ClientConnectorCertificateError as exc:
-        raise httpx.ConnectError(
+        )
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return httpx.ConnectTimeout(_reason(exc), request=request)
+    if isinstance(exc, aiohttp.ServerTimeoutError):
+        return httpx.ReadTimeout(_reason(exc), request=request)
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return httpx.ConnectError(
             f"the provider's TLS certificate was refused: {exc.certificate_error}",
             request=request,
-        ) from exc
-    except aiohttp.ClientConnectorError as exc:
-        raise httpx.ConnectError(_reason(exc), request=request) from exc
-    except aiohttp.ClientResponseError as exc:  # e.g. an unparseable status line or header
-        raise httpx.RemoteProtocolError(_reason(exc), request=request) from exc
-    except (aiohttp.ClientError, OSError) as exc:
-        raise httpx.ReadError(_reason(exc), request=request) from exc
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return httpx.ConnectError(_reason(exc), request=request)
+    if isinstance(exc, aiohttp.ClientResponseError):  # e.g. an unparseable status line or header
+        return httpx.RemoteProtocolError(_reason(exc), request=request)
+    return httpx.ReadError(_reason(exc), request=request)
 
 
 def _buffered(content: aiohttp.StreamReader) -> bytes:

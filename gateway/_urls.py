@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,7 @@ def api_base(endpoint: str) -> str:
     return _VERSION.sub("", base)
 
 
+@functools.lru_cache(maxsize=1024)  # a route's URL is the same on every request
 def api_url(endpoint: str, path: str, *, query: str = "") -> str:
     """Join a route's base URL and an API path.
 
