@@ -288,8 +288,8 @@ class _Body(httpx.AsyncByteStream):
     def ready(self) -> bytes | None:
         """What has arrived unread, without waiting (see `Answer.ready_raw`).
 
-        Nothing is started and left waiting, as `BodyChunks.ready` has to for
-        any other body: a stream's every read resumes no read half-done.
+        It starts no read, so none is left half-done to be resumed later, as
+        `BodyChunks.ready` has to leave one on any other body.
         """
         content = self._response.content
         if content.exception() is not None:

@@ -149,6 +149,12 @@ class _StreamLog:
             return
         self.emitted = True
         duration = time.monotonic() - self.started
+        if log.isEnabledFor(logging.INFO):
+            self._log_line(duration)
+        if metrics.enabled():
+            metrics.record_finished(self._facts(duration), admitted=self.admitted)
+
+    def _log_line(self, duration: float) -> None:
         # Every text field is redacted on its own (`Redacted`), so the line is not searched
         # whole again; the rest the gateway makes from numbers and its own ids.
         ttft = "-" if self.first_token is None else f"{self.first_token - self.started:.3f}s"
@@ -168,8 +174,6 @@ class _StreamLog:
             _count(self.output_tokens),
             redacted(self.outcome or "unknown"),
         )
-        if metrics.enabled():
-            metrics.record_finished(self._facts(duration), admitted=self.admitted)
 
     def _facts(self, duration_s: float) -> metrics.StreamFacts:
         return metrics.StreamFacts(

@@ -55,14 +55,16 @@ def _line(sink: io.StringIO, *, hint: str = "agent", route: str = "r", model: st
     return sink.getvalue()
 
 
-@pytest.mark.parametrize("planted", PLANTED, ids=[p.kind for p in PLANTED])
 @pytest.mark.parametrize("field", ["hint", "route", "model"])
-def test_a_secret_in_any_text_field_is_masked(
-    planted: Planted, field: str, written: io.StringIO
-) -> None:
-    line = _line(written, **{field: planted.text})
-    assert " stream id=" in " " + line
-    assert not [part for part in planted.parts if part[:SHOWN] in line]
+def test_a_secret_in_any_text_field_is_masked(field: str, written: io.StringIO) -> None:
+    shown = []
+    for planted in PLANTED:
+        written.seek(0)
+        written.truncate()
+        line = _line(written, **{field: planted.text})
+        assert line.startswith("stream id=")
+        shown += [planted.kind for part in planted.parts if part[:SHOWN] in line]
+    assert shown == []
 
 
 def _split_by_the_cut() -> list[tuple[Planted, str, str]]:
@@ -86,14 +88,14 @@ def _split_by_the_cut() -> list[tuple[Planted, str, str]]:
 CUT = _split_by_the_cut()
 
 
-@pytest.mark.parametrize(
-    ("planted", "hint", "before_cut"), CUT, ids=[f"{c[0].kind}:{len(c[1])}" for c in CUT]
-)
-def test_a_secret_the_field_cut_splits_is_masked_from_its_start(
-    planted: Planted, hint: str, before_cut: str, written: io.StringIO
-) -> None:
-    line = _line(written, hint=hint)
-    assert before_cut not in line
+def test_a_secret_the_field_cut_splits_is_masked_from_its_start(written: io.StringIO) -> None:
+    left = []
+    for planted, hint, before_cut in CUT:
+        written.seek(0)
+        written.truncate()
+        if before_cut in _line(written, hint=hint):
+            left.append(planted.kind)
+    assert left == []
 
 
 def test_most_kinds_are_cut_somewhere() -> None:
