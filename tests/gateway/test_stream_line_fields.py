@@ -48,6 +48,9 @@ def written() -> Iterator[io.StringIO]:
 
 
 def _line(sink: io.StringIO, *, hint: str = "agent", route: str = "r", model: str = "m") -> str:
+    """The line one stream with these fields logs (the sink holds only it)."""
+    sink.seek(0)
+    sink.truncate()
     stream_log = _StreamLog(hint=hint)
     stream_log.record.route, stream_log.record.model = route, model
     stream_log.settle("ok")
@@ -59,8 +62,6 @@ def _line(sink: io.StringIO, *, hint: str = "agent", route: str = "r", model: st
 def test_a_secret_in_any_text_field_is_masked(field: str, written: io.StringIO) -> None:
     shown = []
     for planted in PLANTED:
-        written.seek(0)
-        written.truncate()
         line = _line(written, **{field: planted.text})
         assert line.startswith("stream id=")
         shown += [planted.kind for part in planted.parts if part[:SHOWN] in line]
@@ -91,8 +92,6 @@ CUT = _split_by_the_cut()
 def test_a_secret_the_field_cut_splits_is_masked_from_its_start(written: io.StringIO) -> None:
     left = []
     for planted, hint, before_cut in CUT:
-        written.seek(0)
-        written.truncate()
         if before_cut in _line(written, hint=hint):
             left.append(planted.kind)
     assert left == []
