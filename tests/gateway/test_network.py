@@ -21,7 +21,7 @@ from navagent.core.messages import ChatRequest, UserMessage
 from navagent.gateway import _chunks
 from navagent.gateway._chunks import BodyChunks
 from navagent.gateway._network import Answer, upstream_transport
-from navagent.gateway.routes import parse_routes
+from navagent.gateway.routes import RouteTable, parse_routes
 from navagent.gateway.server import Gateway
 from navagent.gateway.settings import GatewaySettings
 from navagent.gateway.upstream import Upstream
@@ -134,6 +134,24 @@ class Provider:
         await self.server.wait_closed()
 
 
+def routes_to(port: int) -> RouteTable:
+    """One OpenAI route for the hint `agent`, to the provider on `port`."""
+    return parse_routes(
+        {
+            "routes": [
+                {
+                    "routing_hint": "agent",
+                    "endpoint": f"http://127.0.0.1:{port}/v1",
+                    "model": "m",
+                    "protocols": ["openai_chat_completions"],
+                    "api_key": "sk-test-direct-0123456789",
+                }
+            ]
+        },
+        source="test",
+    )
+
+
 async def post(client: httpx.AsyncClient, url: str) -> bytes:
     async with client.stream("POST", url, content=b"{}") as response:
         assert response.status_code == 200
@@ -234,20 +252,7 @@ async def test_the_gateways_own_requests_go_straight_to_aiohttp_with_the_clients
     # carries the client's headers.
     provider = Provider()
     port = await provider.start()
-    routes = parse_routes(
-        {
-            "routes": [
-                {
-                    "routing_hint": "agent",
-                    "endpoint": f"http://127.0.0.1:{port}/v1",
-                    "model": "m",
-                    "protocols": ["openai_chat_completions"],
-                    "api_key": "sk-test-direct-0123456789",
-                }
-            ]
-        },
-        source="test",
-    )
+    routes = routes_to(port)
 
     async def through_the_client(*_args: object, **_kwargs: object) -> httpx.Response:
         raise AssertionError("sent through httpx.AsyncClient.send")
@@ -495,20 +500,7 @@ async def test_the_gateways_own_transport_never_leaves_a_read_suspended(
     transport = upstream_transport(httpx.Limits())
     client = httpx.AsyncClient(transport=transport)
     upstream = Upstream(client, transport=transport)
-    route = parse_routes(
-        {
-            "routes": [
-                {
-                    "routing_hint": "agent",
-                    "endpoint": f"http://127.0.0.1:{port}/v1",
-                    "model": "m",
-                    "protocols": ["openai_chat_completions"],
-                    "api_key": "sk-test-direct-0123456789",
-                }
-            ]
-        },
-        source="test",
-    ).candidates("agent")[0]
+    route = routes_to(port).candidates("agent")[0]
     request = ChatRequest(messages=[UserMessage(content="hi")])
     try:
         events = [event async for batch in upstream.stream(route, request) for event in batch]
